@@ -1,0 +1,112 @@
+"""Grading many submissions at once, and the offline example.
+
+``grade_jsonl`` reads MLE-bench's submission list (one ``{"competition_id", "submission_path"}``
+object per line) and writes one grading report. ``run_example`` grades generated submissions for
+every competition of a split with no data, credentials or network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from podium import competition as registry
+from podium.errors import PodiumError
+from podium.grading import GradeReport, grade
+
+__all__ = ["grade_jsonl", "read_submission_list", "run_example", "summarise"]
+
+
+def read_submission_list(path: Path) -> list[tuple[str, Path]]:
+    """Parse a JSONL submission list; a bad line is named with its number and the fix."""
+    if not path.is_file():
+        raise PodiumError(f"submission list {path} does not exist")
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            entries.append((str(item["competition_id"]), Path(item["submission_path"])))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise PodiumError(
+                f"{path}:{number}: expected a JSON object with competition_id and submission_path ({exc.__class__.__name__}: {exc}); got {line[:120]!r}"
+            ) from None
+    if not entries:
+        raise PodiumError(f"submission list {path} holds no entries")
+    for cid, _ in entries:
+        registry.get(cid)  # fail fast on an unknown id, before grading anything
+    return entries
+
+
+def summarise(reports: Iterable[GradeReport]) -> dict[str, int]:
+    """Counts in MLE-bench's report vocabulary."""
+    reports = list(reports)
+    return {
+        "total_runs": len(reports),
+        "total_runs_with_submissions": sum(r.submission_exists for r in reports),
+        "total_valid_submissions": sum(r.valid_submission for r in reports),
+        "total_medals": sum(r.any_medal for r in reports),
+        "total_gold_medals": sum(r.gold_medal for r in reports),
+        "total_silver_medals": sum(r.silver_medal for r in reports),
+        "total_bronze_medals": sum(r.bronze_medal for r in reports),
+        "total_above_median": sum(r.above_median for r in reports),
+    }
+
+
+def _atomic_write_json(data: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, allow_nan=False)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | None = None) -> Path:
+    """Grade every entry of ``submission_list``; write and return the grading report's path."""
+    entries = read_submission_list(submission_list)
+    reports = []
+    for i, (cid, path) in enumerate(entries, start=1):
+        report = grade(registry.get(cid), path, data_dir)
+        reports.append(report)
+        outcome = f"score {report.score:.5g}" if report.score is not None else f"invalid: {report.error}"
+        print(f"[{i}/{len(entries)}] {cid}: {outcome}", file=sys.stderr)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S")
+    out = output_dir / f"{stamp}_grading_report.json"
+    _atomic_write_json({**summarise(reports), "competition_reports": [r.to_dict() for r in reports]}, out)
+    return out
+
+
+def run_example(split: str, output_dir: Path | None) -> int:
+    """Grade each competition's generated sample and perfect submissions; print a table."""
+    from podium.fixtures import make_fixture, write_csv, write_prepared
+
+    root = output_dir or Path(tempfile.mkdtemp(prefix="podium-example-"))
+    rows = []
+    failures = 0
+    comps = registry.load_all(split)
+    for i, comp in enumerate(comps, start=1):
+        print(f"[{i}/{len(comps)}] {comp.ref}", file=sys.stderr)
+        fixture = make_fixture(comp)
+        write_prepared(comp, fixture, root)
+        sample = grade(comp, write_csv(fixture.sample, root / "submissions" / comp.id / "sample.csv"), root)
+        perfect = grade(comp, write_csv(fixture.perfect, root / "submissions" / comp.id / "perfect.csv"), root)
+        failures += not (sample.valid_submission and perfect.valid_submission)
+        medal = "gold" if perfect.gold_medal else "silver" if perfect.silver_medal else "bronze" if perfect.bronze_medal else "-"
+        rows.append([comp.ref, comp.metric.name, _fmt(sample.score), _fmt(perfect.score), medal])
+    widths = [max(len(r[k]) for r in [["competition", "metric", "sample", "perfect", "medal"], *rows]) for k in range(5)]
+    for row in [["competition", "metric", "sample", "perfect", "medal"], *rows]:
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)))
+    print(f"\ngraded {2 * len(comps)} example submissions for split {split!r} (data in {root}); {failures} failure(s)")
+    return 1 if failures else 0
+
+
+def _fmt(x: float | None) -> str:
+    return "invalid" if x is None else f"{x:.5g}"

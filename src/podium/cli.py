@@ -1,0 +1,145 @@
+"""The ``podium`` command line.
+
+    podium list [--split NAME] [--json]
+    podium show ID[@VERSION] [--json]
+    podium grade-sample SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
+    podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
+    podium example [--split NAME] [--output-dir DIR]
+
+Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
+competition's metric needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from podium.errors import PodiumError
+
+__all__ = ["main"]
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, allow_nan=False, default=str))
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=False)).rstrip() for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.5g}"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+
+    comps = registry.load_all(args.split)
+    if args.json:
+        _print_json([c.to_dict() for c in comps])
+        return 0
+    rows = [
+        [c.id, c.complexity, c.metric.name, "higher" if c.higher_is_better else "lower", str(c.leaderboard.n_teams) if c.leaderboard else "-", "yes" if c.awards_medals else "no", str(c.version)]
+        for c in comps
+    ]
+    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "medals", "version"]))
+    print(f"\n{len(comps)} competition(s) in split {args.split!r}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+
+    comp = registry.get(args.id)
+    data = comp.to_dict()
+    if args.json:
+        _print_json(data)
+        return 0
+    print(f"{comp.name} ({comp.ref}; versions {', '.join(map(str, comp.versions))})")
+    for key in ("complexity", "data_kind", "metric", "metric_options", "higher_is_better", "id_columns", "target_columns", "answers", "sample_submission", "sample_submission_score", "n_teams", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "awards_medals"):
+        print(f"  {key:24} {data[key]}")
+    if comp.changes:
+        print(f"  {'changes':24} {comp.changes}")
+    for note in comp.notes:
+        print(f"  note: {note}")
+    if comp.leaderboard is None:
+        print("  no Kaggle leaderboard: medals and percentiles are unavailable")
+    return 0
+
+
+def cmd_grade_sample(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.grading import grade
+
+    report = grade(registry.get(args.id), args.submission, args.data_dir)
+    _print_json(report.to_dict())
+    return 0
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from podium.batch import grade_jsonl
+
+    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir)
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_example(args: argparse.Namespace) -> int:
+    from podium.batch import run_example
+
+    return run_example(args.split, Path(args.output_dir) if args.output_dir else None)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="podium", description="Benchmark harness for ML-engineering agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list competitions")
+    p.add_argument("--split", default="all", help="low (lite), medium, high, split75, dev, systemcard, all")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_list)
+
+    p = sub.add_parser("show", help="show one competition")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_show)
+
+    p = sub.add_parser("grade-sample", help="grade one submission file and print the report as JSON")
+    p.add_argument("submission", help="the submission CSV")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.set_defaults(fn=cmd_grade_sample)
+
+    p = sub.add_parser("grade", help="grade every submission listed in a JSONL file")
+    p.add_argument("--submission", required=True, help='JSONL: one {"competition_id": ..., "submission_path": ...} per line')
+    p.add_argument("--output-dir", required=True, help="where the grading report is written")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.set_defaults(fn=cmd_grade)
+
+    p = sub.add_parser("example", help="grade generated example submissions for every competition of a split (offline, no data needed)")
+    p.add_argument("--split", default="lite")
+    p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
+    p.set_defaults(fn=cmd_example)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.fn(args)
+        return code
+    except PodiumError as exc:
+        print(f"podium: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,355 @@
+"""What a competition is, and the registry of all of them.
+
+A competition is declared by ``competitions/<id>/competition.yaml`` (see ``docs/declaring.md``),
+optionally with a ``hooks.py`` beside it for data that is not a plain table, and a generated
+``leaderboard.json`` holding the Kaggle private-leaderboard figures. Loading one competition parses
+only its own folder, so grading a single competition stays cheap.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from importlib.util import module_from_spec, spec_from_file_location
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+import yaml
+
+from podium.errors import RegistryError, UnknownCompetitionError
+from podium.leaderboard import Leaderboard
+from podium.metrics import METRICS, Metric
+
+__all__ = [
+    "COLUMN_KINDS",
+    "SPLITS",
+    "Column",
+    "Competition",
+    "MetricSpec",
+    "get",
+    "ids",
+    "load_all",
+    "split_ids",
+]
+
+COMPETITIONS_DIR = Path(str(resources.files("podium") / "competitions"))
+
+#: Column kinds: how a cell is parsed, checked and generated in fixtures.
+COLUMN_KINDS = frozenset(
+    {"id", "int_id", "float", "probability", "int", "label", "bool", "text", "rle", "tokens", "boxes"}
+)
+NUMERIC_KINDS = frozenset({"float", "probability", "int", "bool"})
+Complexity = Literal["low", "medium", "high", "dev", "practice"]
+SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "all")
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a submission or of the answers.
+
+    ``options`` holds kind-specific settings used by checks and fixture generators
+    (``values``/``range`` for labels, ``shape``/``shape_from`` for RLE masks, ``format`` for boxes,
+    ``default`` for the sample submission's value).
+    """
+
+    name: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind in NUMERIC_KINDS
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Which metric scores the competition and how its arguments are taken from the data.
+
+    ``inputs`` maps extra keyword arguments of the metric to columns of the aligned answers or
+    submission (``"answers.col"``, ``"submission.col"`` or ``{"answers": [cols]}`` for a 2-D array).
+    ``where`` restricts scoring to answer rows whose column equals (or not) a value.
+    """
+
+    name: str
+    higher_is_better: bool
+    options: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    where: Mapping[str, Any] | None = None
+
+    @property
+    def metric(self) -> Metric:
+        return METRICS[self.name]
+
+
+@dataclass(frozen=True)
+class Competition:
+    """A competition at one version: everything grading needs, and no I/O."""
+
+    id: str
+    name: str
+    version: int
+    versions: tuple[int, ...]
+    complexity: Complexity
+    data_kind: str
+    awards_medals: bool
+    answers: str
+    sample_submission: str
+    id_columns: tuple[str, ...]
+    columns: tuple[Column, ...]
+    answer_columns: tuple[Column, ...]
+    targets: tuple[tuple[str, str], ...]
+    metric: MetricSpec
+    checks: Mapping[str, Any]
+    matching: Mapping[str, Any]
+    sample_submission_score: float | None
+    changes: str
+    notes: tuple[str, ...]
+    leaderboard: Leaderboard | None
+    folder: Path
+    fixture: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        """``id@version``: the name every report uses."""
+        return f"{self.id}@{self.version}"
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric.higher_is_better
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(name)
+
+    def answer_column(self, name: str) -> Column:
+        """The kind of an answer column: declared in ``answer_columns``, else as in ``columns``."""
+        for col in self.answer_columns:
+            if col.name == name:
+                return col
+        return self.column(name)
+
+    @property
+    def hooks(self) -> ModuleType | None:
+        """The competition's ``hooks.py`` module, for data that is not a plain table."""
+        return _load_hooks(self.folder / "hooks.py")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (what `podium show --json` prints)."""
+        board = self.leaderboard
+        return {
+            "id": self.id,
+            "ref": self.ref,
+            "name": self.name,
+            "version": self.version,
+            "versions": list(self.versions),
+            "changes": self.changes,
+            "complexity": self.complexity,
+            "data_kind": self.data_kind,
+            "awards_medals": self.awards_medals,
+            "metric": self.metric.name,
+            "metric_options": dict(self.metric.options),
+            "higher_is_better": self.higher_is_better,
+            "is_lower_better": not self.higher_is_better,
+            "id_columns": list(self.id_columns),
+            "target_columns": [s for s, _ in self.targets],
+            "columns": {c.name: c.kind for c in self.columns},
+            "answers": self.answers,
+            "sample_submission": self.sample_submission,
+            "sample_submission_score": self.sample_submission_score,
+            "leaderboard": board.to_dict() if board else None,
+            "n_teams": board.n_teams if board else None,
+            "gold_threshold": board.gold if board else None,
+            "silver_threshold": board.silver if board else None,
+            "bronze_threshold": board.bronze if board else None,
+            "median_threshold": board.median if board else None,
+            "notes": list(self.notes),
+        }
+
+
+def _columns(raw: Mapping[str, Any] | None, where: str) -> tuple[Column, ...]:
+    cols = []
+    for name, spec in (raw or {}).items():
+        spec = {"kind": spec} if isinstance(spec, str) else dict(spec)
+        kind = spec.pop("kind", None)
+        if kind not in COLUMN_KINDS:
+            raise RegistryError(f"{where}: column {name!r} has kind {kind!r}; use one of {sorted(COLUMN_KINDS)}")
+        cols.append(Column(str(name), kind, spec))
+    return tuple(cols)
+
+
+def _class_columns(raw: Mapping[str, Any] | None, where: str) -> tuple[Column, ...]:
+    """Expand ``class_columns: {names: [...], kind: ..., <options>}`` into one column per class."""
+    if not raw:
+        return ()
+    spec = dict(raw)
+    names = spec.pop("names")
+    return _columns({name: dict(spec) for name in names}, where)
+
+
+def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+@cache
+def _read_declaration(competition_id: str) -> dict[str, Any]:
+    path = COMPETITIONS_DIR / competition_id / "competition.yaml"
+    if not path.exists():
+        raise UnknownCompetitionError(competition_id, _suggest(competition_id))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    if not isinstance(data, dict) or data.get("id") != competition_id:
+        raise RegistryError(f"{path}: the declaration must be a mapping whose id is {competition_id!r}")
+    return data
+
+
+def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboard | None:
+    path = COMPETITIONS_DIR / competition_id / "leaderboard.json"
+    if not path.exists():
+        return None
+    board = Leaderboard.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    if board.higher_is_better != higher_is_better:
+        raise RegistryError(f"{path}: direction disagrees with competition.yaml; regenerate it")
+    return board
+
+
+def _build(data: Mapping[str, Any], version: int | None) -> Competition:
+    cid = data["id"]
+    where = f"competitions/{cid}/competition.yaml"
+    versions_raw: Mapping[int, Any] = data.get("versions") or {}
+    versions = tuple(sorted({1, *map(int, versions_raw)}))
+    chosen = versions[-1] if version is None else version
+    if chosen not in versions:
+        raise RegistryError(f"{cid} has no version {chosen}; versions: {list(versions)}")
+    merged: dict[str, Any] = dict(data)
+    changes = ""
+    for v in versions[1:]:
+        if v <= chosen:
+            override = dict(versions_raw[v])
+            changes = override.pop("changes", "")
+            merged = _merge(merged, override)
+    metric_raw = merged["metric"]
+    if metric_raw["name"] not in METRICS:
+        raise RegistryError(f"{where}: unknown metric {metric_raw['name']!r}")
+    metric = MetricSpec(
+        name=metric_raw["name"],
+        higher_is_better=bool(metric_raw["higher_is_better"]),
+        options=metric_raw.get("options") or {},
+        inputs=metric_raw.get("inputs") or {},
+        where=metric_raw.get("where"),
+    )
+    if METRICS[metric.name].higher_is_better != metric.higher_is_better:
+        raise RegistryError(f"{where}: higher_is_better contradicts the metric table for {metric.name}")
+    columns = _columns(merged["columns"], where) + _class_columns(merged.get("class_columns"), where)
+    id_columns = tuple(merged["id_columns"])
+    names = [c.name for c in columns]
+    targets_raw = merged.get("targets") or {n: n for n in names if n not in id_columns}
+    score = merged.get("sample_submission_score")
+    return Competition(
+        id=cid,
+        name=merged["name"],
+        version=chosen,
+        versions=versions,
+        complexity=merged["complexity"],
+        data_kind=merged["data_kind"],
+        awards_medals=bool(merged["awards_medals"]),
+        answers=merged["answers"],
+        sample_submission=merged["sample_submission"],
+        id_columns=id_columns,
+        columns=columns,
+        answer_columns=_columns(merged.get("answer_columns"), where),
+        targets=tuple((str(s), str(a)) for s, a in targets_raw.items()),
+        metric=metric,
+        checks=merged.get("checks") or {},
+        matching=merged.get("matching") or {},
+        sample_submission_score=None if score is None else float(score),
+        changes=changes,
+        notes=tuple(merged.get("notes") or ()),
+        leaderboard=_read_leaderboard(cid, metric.higher_is_better),
+        folder=COMPETITIONS_DIR / cid,
+        fixture=merged.get("fixture") or {},
+    )
+
+
+_REF = re.compile(r"^(?P<id>[^@]+?)(?:@v?(?P<version>\d+))?$")
+
+
+def get(ref: str, version: int | None = None) -> Competition:
+    """The competition ``ref`` (an id, or ``id@N`` for version N); the latest version by default."""
+    match = _REF.match(ref.strip())
+    if not match:
+        raise UnknownCompetitionError(ref, _suggest(ref))
+    if match["version"] is not None:
+        if version is not None and version != int(match["version"]):
+            raise RegistryError(f"{ref!r} names version {match['version']} but version={version} was passed")
+        version = int(match["version"])
+    return _build(_read_declaration(match["id"]), version)
+
+
+def ids() -> list[str]:
+    """Every registered competition id, sorted."""
+    return sorted(
+        p.name for p in COMPETITIONS_DIR.iterdir() if (p / "competition.yaml").is_file()
+    )
+
+
+@cache
+def _splits() -> dict[str, tuple[str, ...]]:
+    raw = yaml.load((COMPETITIONS_DIR / "splits.yaml").read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    splits = {name: tuple(members) for name, members in raw.items()}
+    splits["lite"] = splits["low"]
+    splits["all"] = tuple(ids())
+    return splits
+
+
+def split_ids(name: str) -> list[str]:
+    """The competition ids of a named split (low/lite, medium, high, split75, dev, systemcard, all)."""
+    splits = _splits()
+    if name not in splits:
+        close = difflib.get_close_matches(name, list(splits), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise RegistryError(f"Unknown split {name!r}.{hint} Known splits: {', '.join(sorted(splits))}")
+    return list(splits[name])
+
+
+def load_all(split: str = "all") -> list[Competition]:
+    """Every competition of a split, at its latest version."""
+    return [get(cid) for cid in split_ids(split)]
+
+
+def _suggest(name: str) -> list[str]:
+    known = ids()
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    if not close:
+        close = [k for k in known if name.lower() in k.lower()][:3]
+    return close
+
+
+@cache
+def _load_hooks(path: Path) -> ModuleType | None:
+    if not path.exists():
+        return None
+    name = "podium.competitions._hooks_" + path.parent.name.replace("-", "_")
+    spec = spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RegistryError(f"cannot load {path}")
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,86 @@
+"""Exceptions raised by podium.
+
+The tree::
+
+    PodiumError                       anything podium raises on purpose
+    ├── UnknownCompetitionError       an id that is not in the registry (carries close matches)
+    ├── RegistryError                 a competition declaration that is malformed (a podium bug)
+    ├── DataNotFoundError             prepared answers or a sample submission are not where expected
+    ├── HarnessError                  podium or its data is broken: never the agent's fault
+    │   └── BrokenAnswersError        the private answers cannot be read or fail their own schema
+    └── InvalidSubmissionError        the agent's submission breaks a rule; graded as invalid
+
+Only ``InvalidSubmissionError`` turns into ``valid_submission: false`` in a grading report.
+Everything else propagates, so a bug in podium is never reported as an agent's invalid submission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "BrokenAnswersError",
+    "DataNotFoundError",
+    "HarnessError",
+    "InvalidSubmissionError",
+    "PodiumError",
+    "RegistryError",
+    "UnknownCompetitionError",
+]
+
+
+class PodiumError(Exception):
+    """Base class of every error podium raises on purpose."""
+
+
+class UnknownCompetitionError(PodiumError, KeyError):
+    """A competition id that the registry does not know."""
+
+    def __init__(self, competition_id: str, suggestions: Sequence[str] = ()) -> None:
+        self.competition_id = competition_id
+        self.suggestions = list(suggestions)
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(
+            f"Unknown competition {competition_id!r}.{hint} Run `podium list` to see every id."
+        )
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
+class RegistryError(PodiumError):
+    """A competition declaration (competition.yaml) that is malformed."""
+
+
+class DataNotFoundError(PodiumError, FileNotFoundError):
+    """Prepared data (answers, sample submission) is missing."""
+
+
+class HarnessError(PodiumError):
+    """Podium itself, or the data it prepared, is broken. Never the agent's fault."""
+
+
+class BrokenAnswersError(HarnessError):
+    """The private answers cannot be read or do not match their declared schema."""
+
+
+class InvalidSubmissionError(PodiumError, ValueError):
+    """A submission that breaks a rule of the competition.
+
+    ``rule`` names the rule, ``examples`` lists a few offending values (ids, rows or cells) and
+    ``fix`` says how to repair the submission. ``str()`` joins all three into one message.
+    """
+
+    def __init__(self, rule: str, *, examples: Sequence[object] = (), fix: str = "") -> None:
+        self.rule = rule
+        self.examples = [str(e) for e in examples][:5]
+        self.fix = fix
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        text = self.rule
+        if self.examples:
+            text += f" (e.g. {', '.join(self.examples)})"
+        if self.fix:
+            text += f". Fix: {self.fix}"
+        return text

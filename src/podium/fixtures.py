@@ -1,0 +1,179 @@
+"""Tiny generated data in a competition's real schema, for tests and examples.
+
+``make_fixture`` builds answers, the sample submission and a perfect submission for any declared
+competition from its column kinds and options alone; a competition whose answers differ in shape
+from its submissions supplies ``make_answers`` / ``perfect_submission`` in its ``hooks.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from podium.competition import Column, Competition
+from podium.table import Frame
+
+__all__ = ["Fixture", "make_fixture", "write_csv", "write_prepared"]
+
+
+@dataclass
+class Fixture:
+    """Answers, the sample submission and a perfect submission, as text Frames."""
+
+    answers: Frame
+    sample: Frame
+    perfect: Frame
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x)) if not float(x).is_integer() else str(int(x)) if abs(x) < 1e15 else repr(float(x))
+
+
+def _rle(rng: np.random.Generator, height: int, width: int) -> str:
+    """A random valid RLE of a mask with a few runs (possibly empty)."""
+    size = height * width
+    n_runs = int(rng.integers(0, 4))
+    if n_runs == 0 or size < 4:
+        return ""
+    cuts = np.sort(rng.choice(np.arange(1, size + 1), size=min(2 * n_runs, size), replace=False))
+    starts, ends = cuts[0::2], cuts[1::2]
+    return " ".join(f"{s} {e - s + 1}" for s, e in zip(starts, ends, strict=False))
+
+
+
+
+def _boxes(rng: np.random.Generator, fmt: str, labels: list[str], n: int) -> str:
+    """``n`` random objects laid out by ``fmt`` (tokens: label conf x y w h x1 y1 x2 y2 cx cy cz length height yaw)."""
+    items = []
+    for _ in range(n):
+        x1, y1 = rng.uniform(0, 50, 2)
+        w, h = rng.uniform(5, 40, 2)
+        values = {
+            "label": str(rng.choice(labels)),
+            "conf": f"{rng.uniform(0.05, 1):.3f}",
+            "x": f"{x1:.1f}", "y": f"{y1:.1f}", "w": f"{w:.1f}", "h": f"{h:.1f}",
+            "x1": f"{x1:.1f}", "y1": f"{y1:.1f}", "x2": f"{x1 + w:.1f}", "y2": f"{y1 + h:.1f}",
+            "cx": f"{x1:.1f}", "cy": f"{y1:.1f}", "cz": f"{rng.uniform(0, 3):.2f}",
+            "length": f"{rng.uniform(2, 6):.2f}", "yaw": f"{rng.uniform(-3, 3):.3f}",
+        }
+        items.append(" ".join(values[t] for t in fmt.split()))
+    return " ".join(items)
+
+
+def _values(column: Column, rng: np.random.Generator, n: int, frame: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
+    opts: dict[str, Any] = dict(column.options)
+    kind = column.kind
+    if kind in ("id", "int_id"):
+        return ids
+    if "values" in opts:
+        return np.array([str(v) for v in rng.choice(np.array(opts["values"], dtype=object), n)], dtype=object)
+    low, high = opts.get("range", (0, 1) if kind == "probability" else (0, 10))
+    if kind in ("float", "probability"):
+        return np.array([f"{v:.6g}" for v in rng.uniform(low, high, n)], dtype=object)
+    if kind == "int":
+        return np.array([str(v) for v in rng.integers(int(low), int(high) + 1, n)], dtype=object)
+    if kind == "bool":
+        return np.array([str(bool(v)) for v in rng.integers(0, 2, n)], dtype=object)
+    if kind == "rle":
+        if "shape_from" in opts:
+            hs, ws = (frame[c].astype(int) for c in opts["shape_from"])
+        else:
+            hs = ws = None
+        shape = opts.get("shape", (16, 16))
+        return np.array(
+            [_rle(rng, int(hs[i]) if hs is not None else shape[0], int(ws[i]) if ws is not None else shape[1]) for i in range(n)],
+            dtype=object,
+        )
+    if kind == "boxes":
+        labels = [str(v) for v in opts.get("labels", ["a", "b"])]
+        return np.array([_boxes(rng, opts["format"], labels, int(rng.integers(1, 4))) for _ in range(n)], dtype=object)
+    vocab = [str(v) for v in opts.get("vocab", [f"w{i}" for i in range(12)])]
+    lo, hi = opts.get("count", (1, 4))
+    if kind == "tokens":
+        return np.array([" ".join(rng.choice(vocab, int(rng.integers(lo, hi + 1)), replace=False)) for _ in range(n)], dtype=object)
+    return np.array([" ".join(rng.choice(vocab, int(rng.integers(lo, hi + 1)))) for _ in range(n)], dtype=object)
+
+
+def _ids(column: Column, n: int) -> np.ndarray:
+    if column.kind == "int_id" or column.options.get("numeric"):
+        return np.array([str(i + 1) for i in range(n)], dtype=object)
+    prefix = column.options.get("prefix", column.name.lower())
+    return np.array([f"{prefix}_{i:04d}" for i in range(n)], dtype=object)
+
+
+def _generic_answers(competition: Competition, rng: np.random.Generator, n: int) -> Frame:
+    settings = competition.fixture
+    frame: dict[str, np.ndarray] = {}
+    for name in competition.id_columns:
+        frame[name] = _ids(competition.answer_column(name), n)
+    answer_names = [a for _, a in competition.targets] + [c.name for c in competition.answer_columns]
+    ordered = sorted(dict.fromkeys(answer_names), key=lambda c: competition.answer_column(c).kind == "rle")
+    for name in ordered:
+        if name not in frame:
+            frame[name] = _values(competition.answer_column(name), rng, n, frame, frame[competition.id_columns[0]])
+    one_hot = settings.get("one_hot")
+    if one_hot:
+        hot = rng.integers(0, len(one_hot), n)
+        hot[: len(one_hot)] = np.arange(len(one_hot))[:n]  # every class appears
+        for j, name in enumerate(one_hot):
+            frame[name] = np.where(hot == j, "1", "0").astype(object)
+    for name in settings.get("both_classes", ()):  # binary targets need both classes for AUC-like metrics
+        frame[name][0], frame[name][1] = "0", "1"
+    return Frame(frame, n)
+
+
+def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
+    """Generate answers, sample submission and perfect submission for ``competition``."""
+    rng = np.random.default_rng(seed)
+    n = int(competition.fixture.get("rows", 24))
+    hooks = competition.hooks
+    if hooks is not None and hasattr(hooks, "make_answers"):
+        answers: Frame = hooks.make_answers(competition, rng, n)
+    else:
+        answers = _generic_answers(competition, rng, n)
+    if hooks is not None and hasattr(hooks, "perfect_submission"):
+        perfect: Frame = hooks.perfect_submission(competition, answers)
+    else:
+        perfect = Frame({c.name: answers[c.name] if c.name in competition.id_columns else answers[_answer_of(competition, c.name)] for c in competition.columns}, answers.n_rows)
+    if hooks is not None and hasattr(hooks, "sample_submission"):
+        sample: Frame = hooks.sample_submission(competition, answers)
+    else:
+        sample = Frame(
+            {c.name: perfect[c.name] if c.name in competition.id_columns else np.full(perfect.n_rows, str(c.options.get("default", "")), dtype=object) for c in competition.columns},
+            perfect.n_rows,
+        )
+    return Fixture(answers, sample, perfect)
+
+
+def _answer_of(competition: Competition, submission_column: str) -> str:
+    for sub, ans in competition.targets:
+        if sub == submission_column:
+            return ans
+    return submission_column
+
+
+def write_csv(frame: Frame, path: Path) -> Path:
+    """Write a text Frame as CSV (quoting as needed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(frame.names)
+        writer.writerows(zip(*(frame[c] for c in frame.names), strict=True))
+    return path
+
+
+def write_prepared(competition: Competition, fixture: Fixture, data_dir: Path) -> Path:
+    """Lay a fixture out as prepared data: DIR/ID/prepared/{private/<answers>, <sample submission>}."""
+    prepared = data_dir / competition.id / "prepared"
+    hooks = competition.hooks
+    answers_path = prepared / "private" / competition.answers
+    if hooks is not None and hasattr(hooks, "write_answers"):
+        hooks.write_answers(fixture.answers, answers_path)
+    else:
+        write_csv(fixture.answers, answers_path)
+    write_csv(fixture.sample, prepared / competition.sample_submission)
+    return prepared

@@ -1,0 +1,236 @@
+"""Grading: a submission and the private answers in, a :class:`GradeReport` out.
+
+Only :class:`InvalidSubmissionError` makes a submission invalid. Unreadable or inconsistent
+answers raise :class:`BrokenAnswersError`, and any other exception propagates: a podium bug is
+never reported as the agent's invalid submission.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from podium.competition import Competition
+from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
+from podium.submission import align, check_columns, convert_column, keys_of
+from podium.table import Frame, read_csv
+
+__all__ = ["GradeReport", "default_data_dir", "grade", "grade_frames", "load_answers", "score_frames"]
+
+
+def default_data_dir() -> Path:
+    """Where prepared competitions live: ``$PODIUM_DATA_DIR``, else the per-user cache dir."""
+    if env := os.environ.get("PODIUM_DATA_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "podium" / "data"
+
+
+@dataclass
+class GradeReport:
+    """One graded submission. Field names follow MLE-bench's grading report, plus a few more."""
+
+    competition_id: str
+    competition_version: int
+    score: float | None
+    gold_threshold: float | None
+    silver_threshold: float | None
+    bronze_threshold: float | None
+    median_threshold: float | None
+    any_medal: bool
+    gold_medal: bool
+    silver_medal: bool
+    bronze_medal: bool
+    above_median: bool
+    submission_exists: bool
+    valid_submission: bool
+    is_lower_better: bool
+    created_at: str
+    submission_path: str
+    error: str | None = None
+    percentile: float | None = None
+    rank: int | None = None
+    n_teams: int | None = None
+    leaderboard: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_answers(competition: Competition, data_dir: Path) -> Frame:
+    """Read the private answers of a prepared competition."""
+    path = data_dir / competition.id / "prepared" / "private" / competition.answers
+    if not path.exists():
+        raise DataNotFoundError(
+            f"answers for {competition.id} not found at {path}; prepare the competition "
+            f"(`podium prepare -c {competition.id}`) or pass --data-dir / set PODIUM_DATA_DIR"
+        )
+    hooks = competition.hooks
+    try:
+        if hooks is not None and hasattr(hooks, "load_answers"):
+            frame: Frame = hooks.load_answers(path)
+            return frame
+        return read_csv(path, what="answers")
+    except InvalidSubmissionError as exc:
+        raise BrokenAnswersError(f"answers file {path} is unreadable: {exc}") from exc
+
+
+def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, np.ndarray]:
+    """Convert the columns the grader needs, by kind; answers that fail are a harness error."""
+    if answers:
+        needed = {a for _, a in competition.targets} | set(competition.id_columns)
+        needed |= {c.name for c in competition.answer_columns}
+        lookup = competition.answer_column
+    else:
+        needed = set(competition.column_names)
+        lookup = competition.column
+    missing = sorted(n for n in needed if n not in frame.columns)
+    if answers and missing:
+        raise BrokenAnswersError(f"{competition.id} answers lack column(s) {missing}")
+    out: dict[str, np.ndarray] = {}
+    for name in needed:
+        column = lookup(name)
+        try:
+            out[name] = convert_column(column, frame[name])
+        except InvalidSubmissionError as exc:
+            if answers:
+                raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
+            raise
+    return out
+
+
+def _stack(columns: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
+    if len(names) == 1:
+        return columns[names[0]]
+    return np.column_stack([columns[n] for n in names])
+
+
+def _input(spec: Any, answers: Mapping[str, np.ndarray], submission: Mapping[str, np.ndarray]) -> np.ndarray:
+    if isinstance(spec, str):
+        side, _, name = spec.partition(".")
+        return (answers if side == "answers" else submission)[name]
+    (side, names), = spec.items()
+    return _stack(answers if side == "answers" else submission, list(names))
+
+
+def _where(spec: Mapping[str, Any], answers: Mapping[str, np.ndarray], frame: Frame) -> np.ndarray:
+    """Rows of the aligned answers that are scored."""
+    column = spec["column"]
+    values = answers[column] if column in answers else frame[column]
+    if "equals" in spec:
+        return np.asarray(values == type(values[0])(spec["equals"]) if len(values) else [], bool)
+    return np.asarray(values != type(values[0])(spec["not_equals"]) if len(values) else [], bool)
+
+
+def score_frames(competition: Competition, answers_frame: Frame, submission_frame: Frame) -> tuple[float, list[str]]:
+    """Check a submission against the answers and score it; returns (score, warnings)."""
+    warnings = check_columns(competition, submission_frame)
+    answers = _convert(competition, answers_frame, answers=True)
+    submission = _convert(competition, submission_frame, answers=False)
+    matching = competition.matching
+    id_label = "/".join(competition.id_columns)
+    alignment = align(
+        keys_of(Frame(answers, answers_frame.n_rows), competition.id_columns),
+        keys_of(Frame(submission, submission_frame.n_rows), competition.id_columns),
+        duplicate_ids=bool(matching.get("duplicate_ids")),
+        extra_ids=bool(matching.get("extra_ids")),
+        id_label=id_label,
+    )
+    if alignment.ignored_extra_rows:
+        warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
+    answers = {k: v[alignment.answer_order] for k, v in answers.items()}
+    submission = {k: v[alignment.submission_order] for k, v in submission.items()}
+    _check_row_sums(competition, submission)
+    spec = competition.metric
+    if spec.where:
+        keep = _where(spec.where, answers, answers_frame.take(alignment.answer_order))
+        answers = {k: v[keep] for k, v in answers.items()}
+        submission = {k: v[keep] for k, v in submission.items()}
+    y_true = _stack(answers, [a for _, a in competition.targets])
+    y_pred = _stack(submission, [s for s, _ in competition.targets])
+    inputs = {k: _input(v, answers, submission) for k, v in spec.inputs.items()}
+    value = spec.metric.fn(y_true, y_pred, **inputs, **spec.options)
+    return float(value), warnings
+
+
+def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
+    rule = competition.checks.get("row_sum")
+    if not rule:
+        return
+    names = list(rule["columns"])
+    sums = np.column_stack([submission[n] for n in names]).sum(axis=1)
+    tolerance = float(rule.get("tolerance", 1e-6))
+    off = np.abs(sums - 1.0) > tolerance
+    if off.any():
+        examples = [f"row sum {s:.6f}" for s in sums[off][:5]]
+        raise InvalidSubmissionError(
+            f"probabilities over {len(names)} columns must sum to 1 on every row (tolerance {tolerance:g}); {int(off.sum())} row(s) do not",
+            examples=examples,
+            fix="normalise each row (divide by its sum)",
+        )
+
+
+def _report(competition: Competition, path: Path, *, exists: bool, valid: bool, score: float | None, error: str | None, warnings: list[str]) -> GradeReport:
+    board = competition.leaderboard if competition.awards_medals or competition.leaderboard else None
+    placement = board.place(score) if (board is not None and score is not None) else None
+    medals = competition.awards_medals and placement is not None
+    return GradeReport(
+        competition_id=competition.id,
+        competition_version=competition.version,
+        score=score,
+        gold_threshold=board.gold if board else None,
+        silver_threshold=board.silver if board else None,
+        bronze_threshold=board.bronze if board else None,
+        median_threshold=board.median if board else None,
+        any_medal=bool(medals and placement and placement.any_medal),
+        gold_medal=bool(medals and placement and placement.gold_medal),
+        silver_medal=bool(medals and placement and placement.silver_medal),
+        bronze_medal=bool(medals and placement and placement.bronze_medal),
+        above_median=bool(placement and placement.above_median),
+        submission_exists=exists,
+        valid_submission=valid,
+        is_lower_better=not competition.higher_is_better,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        submission_path=str(path),
+        error=error,
+        percentile=placement.percentile if placement else None,
+        rank=placement.rank if placement else None,
+        n_teams=board.n_teams if board else None,
+        leaderboard=None if board is None else board.source,
+        warnings=warnings + ([] if board else ["no leaderboard for this competition: medals and percentile are unavailable"]),
+    )
+
+
+def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
+    """Grade an already-read submission (used by grade and by tests)."""
+    try:
+        score, warnings = score_frames(competition, answers, submission)
+    except InvalidSubmissionError as exc:
+        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
+    if math.isnan(score):
+        undefined = "the metric is undefined for these predictions (e.g. a constant column under a correlation)"
+        return _report(competition, path, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
+    return _report(competition, path, exists=True, valid=True, score=score, error=None, warnings=warnings)
+
+
+def grade(competition: Competition, submission_path: str | Path, data_dir: str | Path | None = None) -> GradeReport:
+    """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``."""
+    path = Path(submission_path)
+    answers = load_answers(competition, Path(data_dir) if data_dir else default_data_dir())
+    if not path.is_file():
+        return _report(competition, path, exists=False, valid=False, score=None, error=f"no submission file at {path}", warnings=[])
+    if path.suffix.lower() != ".csv":
+        return _report(competition, path, exists=True, valid=False, score=None, error=f"the submission must be a .csv file, got {path.name}", warnings=[])
+    try:
+        frame = read_csv(path)
+    except InvalidSubmissionError as exc:
+        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
+    return grade_frames(competition, answers, frame, path)
