@@ -32,7 +32,10 @@ def read_scores(path: Path) -> list[float]:
 def main(argv: list[str]) -> int:
     source = Path(argv[1]) if len(argv) > 1 else ROOT.parent / "shared" / "competitions" / "leaderboards"
     if not source.is_dir():
-        print(f"error: leaderboard folder {source} does not exist; pass the folder holding <id>.csv files", file=sys.stderr)
+        print(
+            f"error: leaderboard folder {source} does not exist; pass the folder holding <id>.csv files",
+            file=sys.stderr,
+        )
         return 2
     written = missing = 0
     for cid in registry.ids():

@@ -109,7 +109,11 @@ def test_extra_id_is_invalid_or_ignored(case: tuple[Competition, Fixture, Path])
     extra = fixture.sample.take(order)
     first_id = comp.id_columns[0]
     ids = extra[first_id].copy()
-    ids[-1] = "999999999" if comp.column(first_id).kind == "int_id" or comp.column(first_id).options.get("numeric") else "no-such-id"
+    ids[-1] = (
+        "999999999"
+        if comp.column(first_id).kind == "int_id" or comp.column(first_id).options.get("numeric")
+        else "no-such-id"
+    )
     report = _grade(comp, _with(extra, **{first_id: ids}), data_dir, "extra")
     if comp.matching.get("extra_ids"):
         assert report.valid_submission, report.error

@@ -37,7 +37,9 @@ def test_thresholds_read_scores_at_medal_positions_higher_is_better() -> None:
 
 def test_thresholds_lower_is_better() -> None:
     board = Leaderboard.from_scores([0.1 * i for i in range(1, 21)], higher_is_better=False)  # 20 teams
-    assert board.gold == pytest.approx(0.2) and board.silver == pytest.approx(0.4) and board.bronze == pytest.approx(0.8)
+    assert (
+        board.gold == pytest.approx(0.2) and board.silver == pytest.approx(0.4) and board.bronze == pytest.approx(0.8)
+    )
     placed = board.place(0.15)
     assert placed.gold_medal and placed.any_medal and placed.rank == 2
     worst = board.place(5.0)

@@ -57,7 +57,7 @@ def test_probability_column_rules() -> None:
         convert_column(col, _obj("0.2", "1.5"))
     with pytest.raises(InvalidSubmissionError, match="NaN"):
         convert_column(col, _obj("0.2", "nan"))
-    with pytest.raises(InvalidSubmissionError, match="not numbers.*'abc'"):
+    with pytest.raises(InvalidSubmissionError, match=r"not numbers.*'abc'"):
         convert_column(col, _obj("0.2", "abc"), keys=_obj("id1", "id2"))
 
 

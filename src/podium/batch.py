@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ def _atomic_write_json(data: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, allow_nan=False)
+        json.dump(data, handle, indent=2)  # a score of -inf (champs v1, perfect group) prints as -Infinity
         handle.write("\n")
     os.replace(tmp, path)
 
@@ -78,7 +78,7 @@ def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | 
         reports.append(report)
         outcome = f"score {report.score:.5g}" if report.score is not None else f"invalid: {report.error}"
         print(f"[{i}/{len(entries)}] {cid}: {outcome}", file=sys.stderr)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     out = output_dir / f"{stamp}_grading_report.json"
     _atomic_write_json({**summarise(reports), "competition_reports": [r.to_dict() for r in reports]}, out)
     return out
@@ -99,9 +99,19 @@ def run_example(split: str, output_dir: Path | None) -> int:
         sample = grade(comp, write_csv(fixture.sample, root / "submissions" / comp.id / "sample.csv"), root)
         perfect = grade(comp, write_csv(fixture.perfect, root / "submissions" / comp.id / "perfect.csv"), root)
         failures += not (sample.valid_submission and perfect.valid_submission)
-        medal = "gold" if perfect.gold_medal else "silver" if perfect.silver_medal else "bronze" if perfect.bronze_medal else "-"
+        medal = (
+            "gold"
+            if perfect.gold_medal
+            else "silver"
+            if perfect.silver_medal
+            else "bronze"
+            if perfect.bronze_medal
+            else "-"
+        )
         rows.append([comp.ref, comp.metric.name, _fmt(sample.score), _fmt(perfect.score), medal])
-    widths = [max(len(r[k]) for r in [["competition", "metric", "sample", "perfect", "medal"], *rows]) for k in range(5)]
+    widths = [
+        max(len(r[k]) for r in [["competition", "metric", "sample", "perfect", "medal"], *rows]) for k in range(5)
+    ]
     for row in [["competition", "metric", "sample", "perfect", "medal"], *rows]:
         print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)))
     print(f"\ngraded {2 * len(comps)} example submissions for split {split!r} (data in {root}); {failures} failure(s)")

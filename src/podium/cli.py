@@ -3,6 +3,7 @@
     podium list [--split NAME] [--json]
     podium show ID[@VERSION] [--json]
     podium grade-sample SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
+    podium validate SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
     podium example [--split NAME] [--output-dir DIR]
 
@@ -25,7 +26,7 @@ __all__ = ["main"]
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, allow_nan=False, default=str))
+    print(json.dumps(data, indent=2, default=str))  # -inf scores print as -Infinity
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
@@ -47,7 +48,15 @@ def cmd_list(args: argparse.Namespace) -> int:
         _print_json([c.to_dict() for c in comps])
         return 0
     rows = [
-        [c.id, c.complexity, c.metric.name, "higher" if c.higher_is_better else "lower", str(c.leaderboard.n_teams) if c.leaderboard else "-", "yes" if c.awards_medals else "no", str(c.version)]
+        [
+            c.id,
+            c.complexity,
+            c.metric.name,
+            "higher" if c.higher_is_better else "lower",
+            str(c.leaderboard.n_teams) if c.leaderboard else "-",
+            "yes" if c.awards_medals else "no",
+            str(c.version),
+        ]
         for c in comps
     ]
     print(_table(rows, ["id", "complexity", "metric", "better", "teams", "medals", "version"]))
@@ -64,7 +73,24 @@ def cmd_show(args: argparse.Namespace) -> int:
         _print_json(data)
         return 0
     print(f"{comp.name} ({comp.ref}; versions {', '.join(map(str, comp.versions))})")
-    for key in ("complexity", "data_kind", "metric", "metric_options", "higher_is_better", "id_columns", "target_columns", "answers", "sample_submission", "sample_submission_score", "n_teams", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "awards_medals"):
+    for key in (
+        "complexity",
+        "data_kind",
+        "metric",
+        "metric_options",
+        "higher_is_better",
+        "id_columns",
+        "target_columns",
+        "answers",
+        "sample_submission",
+        "sample_submission_score",
+        "n_teams",
+        "gold_threshold",
+        "silver_threshold",
+        "bronze_threshold",
+        "median_threshold",
+        "awards_medals",
+    ):
         print(f"  {key:24} {data[key]}")
     if comp.changes:
         print(f"  {'changes':24} {comp.changes}")
@@ -82,6 +108,18 @@ def cmd_grade_sample(args: argparse.Namespace) -> int:
     report = grade(registry.get(args.id), args.submission, args.data_dir)
     _print_json(report.to_dict())
     return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.grading import default_data_dir
+    from podium.validation import validate
+
+    comp = registry.get(args.id)
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    result = validate(comp, args.submission, data_dir / comp.id / "prepared" / comp.sample_submission)
+    _print_json(result.to_dict())
+    return 0 if result.valid else 1
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -118,13 +156,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=cmd_grade_sample)
 
+    p = sub.add_parser(
+        "validate", help="check a submission's format against the sample submission (no answers, no score)"
+    )
+    p.add_argument("submission", help="the submission CSV")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.set_defaults(fn=cmd_validate)
+
     p = sub.add_parser("grade", help="grade every submission listed in a JSONL file")
-    p.add_argument("--submission", required=True, help='JSONL: one {"competition_id": ..., "submission_path": ...} per line')
+    p.add_argument(
+        "--submission", required=True, help='JSONL: one {"competition_id": ..., "submission_path": ...} per line'
+    )
     p.add_argument("--output-dir", required=True, help="where the grading report is written")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=cmd_grade)
 
-    p = sub.add_parser("example", help="grade generated example submissions for every competition of a split (offline, no data needed)")
+    p = sub.add_parser(
+        "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"
+    )
     p.add_argument("--split", default="lite")
     p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
     p.set_defaults(fn=cmd_example)

@@ -305,9 +305,7 @@ def get(ref: str, version: int | None = None) -> Competition:
 
 def ids() -> list[str]:
     """Every registered competition id, sorted."""
-    return sorted(
-        p.name for p in COMPETITIONS_DIR.iterdir() if (p / "competition.yaml").is_file()
-    )
+    return sorted(p.name for p in COMPETITIONS_DIR.iterdir() if (p / "competition.yaml").is_file())
 
 
 @cache

@@ -40,9 +40,7 @@ class UnknownCompetitionError(PodiumError, KeyError):
         self.competition_id = competition_id
         self.suggestions = list(suggestions)
         hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(
-            f"Unknown competition {competition_id!r}.{hint} Run `podium list` to see every id."
-        )
+        super().__init__(f"Unknown competition {competition_id!r}.{hint} Run `podium list` to see every id.")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the whole message
         return str(self.args[0])

@@ -44,8 +44,6 @@ def _rle(rng: np.random.Generator, height: int, width: int) -> str:
     return " ".join(f"{s} {e - s + 1}" for s, e in zip(starts, ends, strict=False))
 
 
-
-
 def _boxes(rng: np.random.Generator, fmt: str, labels: list[str], n: int) -> str:
     """``n`` random objects laid out by ``fmt`` (tokens: label conf x y w h x1 y1 x2 y2 cx cy cz length height yaw)."""
     items = []
@@ -55,16 +53,27 @@ def _boxes(rng: np.random.Generator, fmt: str, labels: list[str], n: int) -> str
         values = {
             "label": str(rng.choice(labels)),
             "conf": f"{rng.uniform(0.05, 1):.3f}",
-            "x": f"{x1:.1f}", "y": f"{y1:.1f}", "w": f"{w:.1f}", "h": f"{h:.1f}",
-            "x1": f"{x1:.1f}", "y1": f"{y1:.1f}", "x2": f"{x1 + w:.1f}", "y2": f"{y1 + h:.1f}",
-            "cx": f"{x1:.1f}", "cy": f"{y1:.1f}", "cz": f"{rng.uniform(0, 3):.2f}",
-            "length": f"{rng.uniform(2, 6):.2f}", "yaw": f"{rng.uniform(-3, 3):.3f}",
+            "x": f"{x1:.1f}",
+            "y": f"{y1:.1f}",
+            "w": f"{w:.1f}",
+            "h": f"{h:.1f}",
+            "x1": f"{x1:.1f}",
+            "y1": f"{y1:.1f}",
+            "x2": f"{x1 + w:.1f}",
+            "y2": f"{y1 + h:.1f}",
+            "cx": f"{x1:.1f}",
+            "cy": f"{y1:.1f}",
+            "cz": f"{rng.uniform(0, 3):.2f}",
+            "length": f"{rng.uniform(2, 6):.2f}",
+            "yaw": f"{rng.uniform(-3, 3):.3f}",
         }
         items.append(" ".join(values[t] for t in fmt.split()))
     return " ".join(items)
 
 
-def _values(column: Column, rng: np.random.Generator, n: int, frame: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
+def _values(
+    column: Column, rng: np.random.Generator, n: int, frame: dict[str, np.ndarray], ids: np.ndarray
+) -> np.ndarray:
     opts: dict[str, Any] = dict(column.options)
     kind = column.kind
     if kind in ("id", "int_id"):
@@ -80,21 +89,20 @@ def _values(column: Column, rng: np.random.Generator, n: int, frame: dict[str, n
         return np.array([str(bool(v)) for v in rng.integers(0, 2, n)], dtype=object)
     if kind == "rle":
         if "shape_from" in opts:
-            hs, ws = (frame[c].astype(int) for c in opts["shape_from"])
+            heights, widths = (frame[c].astype(int) for c in opts["shape_from"])
         else:
-            hs = ws = None
-        shape = opts.get("shape", (16, 16))
-        return np.array(
-            [_rle(rng, int(hs[i]) if hs is not None else shape[0], int(ws[i]) if ws is not None else shape[1]) for i in range(n)],
-            dtype=object,
-        )
+            height, width = opts.get("shape", (16, 16))
+            heights, widths = np.full(n, height), np.full(n, width)
+        return np.array([_rle(rng, int(h), int(w)) for h, w in zip(heights, widths, strict=True)], dtype=object)
     if kind == "boxes":
         labels = [str(v) for v in opts.get("labels", ["a", "b"])]
         return np.array([_boxes(rng, opts["format"], labels, int(rng.integers(1, 4))) for _ in range(n)], dtype=object)
     vocab = [str(v) for v in opts.get("vocab", [f"w{i}" for i in range(12)])]
     lo, hi = opts.get("count", (1, 4))
     if kind == "tokens":
-        return np.array([" ".join(rng.choice(vocab, int(rng.integers(lo, hi + 1)), replace=False)) for _ in range(n)], dtype=object)
+        return np.array(
+            [" ".join(rng.choice(vocab, int(rng.integers(lo, hi + 1)), replace=False)) for _ in range(n)], dtype=object
+        )
     return np.array([" ".join(rng.choice(vocab, int(rng.integers(lo, hi + 1)))) for _ in range(n)], dtype=object)
 
 
@@ -138,12 +146,25 @@ def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
     if hooks is not None and hasattr(hooks, "perfect_submission"):
         perfect: Frame = hooks.perfect_submission(competition, answers)
     else:
-        perfect = Frame({c.name: answers[c.name] if c.name in competition.id_columns else answers[_answer_of(competition, c.name)] for c in competition.columns}, answers.n_rows)
+        perfect = Frame(
+            {
+                c.name: answers[c.name]
+                if c.name in competition.id_columns
+                else answers[_answer_of(competition, c.name)]
+                for c in competition.columns
+            },
+            answers.n_rows,
+        )
     if hooks is not None and hasattr(hooks, "sample_submission"):
         sample: Frame = hooks.sample_submission(competition, answers)
     else:
         sample = Frame(
-            {c.name: perfect[c.name] if c.name in competition.id_columns else np.full(perfect.n_rows, str(c.options.get("default", "")), dtype=object) for c in competition.columns},
+            {
+                c.name: perfect[c.name]
+                if c.name in competition.id_columns
+                else np.full(perfect.n_rows, str(c.options.get("default", "")), dtype=object)
+                for c in competition.columns
+            },
             perfect.n_rows,
         )
     return Fixture(answers, sample, perfect)

@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,17 @@ from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissi
 from podium.submission import align, check_columns, convert_column, keys_of
 from podium.table import Frame, read_csv
 
-__all__ = ["GradeReport", "default_data_dir", "grade", "grade_frames", "load_answers", "score_frames"]
+__all__ = [
+    "CheckedSubmission",
+    "GradeReport",
+    "check_submission",
+    "default_data_dir",
+    "expected_keys",
+    "grade",
+    "grade_frames",
+    "load_answers",
+    "score_frames",
+]
 
 
 def default_data_dir() -> Path:
@@ -117,7 +127,7 @@ def _input(spec: Any, answers: Mapping[str, np.ndarray], submission: Mapping[str
     if isinstance(spec, str):
         side, _, name = spec.partition(".")
         return (answers if side == "answers" else submission)[name]
-    (side, names), = spec.items()
+    ((side, names),) = spec.items()
     return _stack(answers if side == "answers" else submission, list(names))
 
 
@@ -130,35 +140,67 @@ def _where(spec: Mapping[str, Any], answers: Mapping[str, np.ndarray], frame: Fr
     return np.asarray(values != type(values[0])(spec["not_equals"]) if len(values) else [], bool)
 
 
-def score_frames(competition: Competition, answers_frame: Frame, submission_frame: Frame) -> tuple[float, list[str]]:
-    """Check a submission against the answers and score it; returns (score, warnings)."""
-    warnings = check_columns(competition, submission_frame)
-    answers = _convert(competition, answers_frame, answers=True)
-    submission = _convert(competition, submission_frame, answers=False)
+@dataclass
+class CheckedSubmission:
+    """A submission that passed every rule, aligned row by row with the expected rows."""
+
+    columns: dict[str, np.ndarray]
+    expected_order: np.ndarray
+    warnings: list[str]
+
+
+def check_submission(competition: Competition, frame: Frame, expected_keys: np.ndarray) -> CheckedSubmission:
+    """The one submission check, shared by validation (keys of the sample submission) and grading
+    (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
+    warnings = check_columns(competition, frame)
+    submission = _convert(competition, frame, answers=False)
     matching = competition.matching
     id_label = "/".join(competition.id_columns)
     alignment = align(
-        keys_of(Frame(answers, answers_frame.n_rows), competition.id_columns),
-        keys_of(Frame(submission, submission_frame.n_rows), competition.id_columns),
+        expected_keys,
+        keys_of(Frame(submission, frame.n_rows), competition.id_columns),
         duplicate_ids=bool(matching.get("duplicate_ids")),
         extra_ids=bool(matching.get("extra_ids")),
         id_label=id_label,
     )
     if alignment.ignored_extra_rows:
         warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
-    answers = {k: v[alignment.answer_order] for k, v in answers.items()}
-    submission = {k: v[alignment.submission_order] for k, v in submission.items()}
-    _check_row_sums(competition, submission)
+    aligned = {k: v[alignment.submission_order] for k, v in submission.items()}
+    _check_row_sums(competition, aligned)
+    return CheckedSubmission(aligned, alignment.answer_order, warnings)
+
+
+def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> np.ndarray:
+    """Row keys of the answers (``answers=True``) or of the sample submission."""
+    lookup = competition.answer_column if answers else competition.column
+    converted = {}
+    for name in competition.id_columns:
+        try:
+            converted[name] = convert_column(lookup(name), frame[name])
+        except (InvalidSubmissionError, KeyError) as exc:
+            raise BrokenAnswersError(
+                f"{competition.id}: the {'answers' if answers else 'sample submission'} id column {name!r} is unusable: {exc}"
+            ) from exc
+    return keys_of(Frame(converted, frame.n_rows), competition.id_columns)
+
+
+def score_frames(competition: Competition, answers_frame: Frame, submission_frame: Frame) -> tuple[float, list[str]]:
+    """Check a submission against the answers and score it; returns (score, warnings)."""
+    answers = _convert(competition, answers_frame, answers=True)
+    keys = keys_of(Frame(answers, answers_frame.n_rows), competition.id_columns)
+    checked = check_submission(competition, submission_frame, keys)
+    answers = {k: v[checked.expected_order] for k, v in answers.items()}
+    submission = checked.columns
     spec = competition.metric
     if spec.where:
-        keep = _where(spec.where, answers, answers_frame.take(alignment.answer_order))
+        keep = _where(spec.where, answers, answers_frame.take(checked.expected_order))
         answers = {k: v[keep] for k, v in answers.items()}
         submission = {k: v[keep] for k, v in submission.items()}
     y_true = _stack(answers, [a for _, a in competition.targets])
     y_pred = _stack(submission, [s for s, _ in competition.targets])
     inputs = {k: _input(v, answers, submission) for k, v in spec.inputs.items()}
     value = spec.metric.fn(y_true, y_pred, **inputs, **spec.options)
-    return float(value), warnings
+    return float(value), checked.warnings
 
 
 def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
@@ -178,7 +220,16 @@ def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarra
         )
 
 
-def _report(competition: Competition, path: Path, *, exists: bool, valid: bool, score: float | None, error: str | None, warnings: list[str]) -> GradeReport:
+def _report(
+    competition: Competition,
+    path: Path,
+    *,
+    exists: bool,
+    valid: bool,
+    score: float | None,
+    error: str | None,
+    warnings: list[str],
+) -> GradeReport:
     board = competition.leaderboard if competition.awards_medals or competition.leaderboard else None
     placement = board.place(score) if (board is not None and score is not None) else None
     medals = competition.awards_medals and placement is not None
@@ -198,14 +249,15 @@ def _report(competition: Competition, path: Path, *, exists: bool, valid: bool, 
         submission_exists=exists,
         valid_submission=valid,
         is_lower_better=not competition.higher_is_better,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         submission_path=str(path),
         error=error,
         percentile=placement.percentile if placement else None,
         rank=placement.rank if placement else None,
         n_teams=board.n_teams if board else None,
         leaderboard=None if board is None else board.source,
-        warnings=warnings + ([] if board else ["no leaderboard for this competition: medals and percentile are unavailable"]),
+        warnings=warnings
+        + ([] if board else ["no leaderboard for this competition: medals and percentile are unavailable"]),
     )
 
 
@@ -226,9 +278,19 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
     path = Path(submission_path)
     answers = load_answers(competition, Path(data_dir) if data_dir else default_data_dir())
     if not path.is_file():
-        return _report(competition, path, exists=False, valid=False, score=None, error=f"no submission file at {path}", warnings=[])
+        return _report(
+            competition, path, exists=False, valid=False, score=None, error=f"no submission file at {path}", warnings=[]
+        )
     if path.suffix.lower() != ".csv":
-        return _report(competition, path, exists=True, valid=False, score=None, error=f"the submission must be a .csv file, got {path.name}", warnings=[])
+        return _report(
+            competition,
+            path,
+            exists=True,
+            valid=False,
+            score=None,
+            error=f"the submission must be a .csv file, got {path.name}",
+            warnings=[],
+        )
     try:
         frame = read_csv(path)
     except InvalidSubmissionError as exc:

@@ -63,7 +63,9 @@ class Leaderboard:
     source: str = "kaggle"
 
     @classmethod
-    def from_scores(cls, scores: Sequence[float], *, higher_is_better: bool, source: str = "kaggle", n_quantiles: int = 101) -> Leaderboard:
+    def from_scores(
+        cls, scores: Sequence[float], *, higher_is_better: bool, source: str = "kaggle", n_quantiles: int = 101
+    ) -> Leaderboard:
         """Figures from every team's score (any order)."""
         ranked = sorted((float(s) for s in scores if not math.isnan(float(s))), reverse=higher_is_better)
         if not ranked:
@@ -99,7 +101,7 @@ class Leaderboard:
             bronze_medal=self.better_or_equal(score, self.bronze),
             above_median=score > self.median if self.higher_is_better else score < self.median,
             percentile=beaten,
-            rank=int(round(self.n_teams * (1 - beaten))) + 1 if beaten < 1 else 1,
+            rank=round(self.n_teams * (1 - beaten)) + 1 if beaten < 1 else 1,
         )
 
     def _share_beaten(self, score: float) -> float:
@@ -121,6 +123,6 @@ class Leaderboard:
 def _quantile(ranked: Sequence[float], q: float) -> float:
     """Linear-interpolated score at fraction ``q`` of a best-first list."""
     pos = q * (len(ranked) - 1)
-    lo = int(math.floor(pos))
+    lo = math.floor(pos)
     hi = min(lo + 1, len(ranked) - 1)
     return ranked[lo] + (ranked[hi] - ranked[lo]) * (pos - lo)

@@ -54,7 +54,9 @@ def _to_float(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return numbers, bad
 
 
-def convert_column(column: Column, values: np.ndarray, *, keys: np.ndarray | None = None, what: str = "submission") -> np.ndarray:
+def convert_column(
+    column: Column, values: np.ndarray, *, keys: np.ndarray | None = None, what: str = "submission"
+) -> np.ndarray:
     """Convert one text column to its kind's array, or raise InvalidSubmissionError."""
     kind, name = column.kind, column.name
     if kind in _STRIPPED_KINDS:
@@ -79,7 +81,9 @@ def convert_column(column: Column, values: np.ndarray, *, keys: np.ndarray | Non
         bad = ~(truthy | falsy)
         if bad.any():
             raise InvalidSubmissionError(
-                f"column {name!r} must hold True or False", examples=_rows(bad, values, keys), fix="write True or False in every row"
+                f"column {name!r} must hold True or False",
+                examples=_rows(bad, values, keys),
+                fix="write True or False in every row",
             )
         return truthy
     numbers, not_number = _to_float(values)
@@ -87,12 +91,16 @@ def convert_column(column: Column, values: np.ndarray, *, keys: np.ndarray | Non
         empty = not_number & (values == "")
         rule = "has empty cells" if empty.all() else "has values that are not numbers"
         raise InvalidSubmissionError(
-            f"column {name!r} {rule}", examples=_rows(not_number, values, keys), fix=f"write a number in every row of {name!r}"
+            f"column {name!r} {rule}",
+            examples=_rows(not_number, values, keys),
+            fix=f"write a number in every row of {name!r}",
         )
     non_finite = ~np.isfinite(numbers)
     if non_finite.any():
         raise InvalidSubmissionError(
-            f"column {name!r} has NaN or infinite values", examples=_rows(non_finite, values, keys), fix="replace them with finite numbers"
+            f"column {name!r} has NaN or infinite values",
+            examples=_rows(non_finite, values, keys),
+            fix="replace them with finite numbers",
         )
     if kind == "probability":
         outside = (numbers < 0) | (numbers > 1)
@@ -107,13 +115,17 @@ def convert_column(column: Column, values: np.ndarray, *, keys: np.ndarray | Non
         outside = (numbers < (low if low is not None else -np.inf)) | (numbers > (high if high is not None else np.inf))
         if outside.any():
             raise InvalidSubmissionError(
-                f"column {name!r} must lie in [{low}, {high}]", examples=_rows(outside, values, keys), fix="clip predictions into that range"
+                f"column {name!r} must lie in [{low}, {high}]",
+                examples=_rows(outside, values, keys),
+                fix="clip predictions into that range",
             )
     if kind in ("int", "int_id"):
         fractional = numbers != np.round(numbers)
         if fractional.any():
             raise InvalidSubmissionError(
-                f"column {name!r} must hold whole numbers", examples=_rows(fractional, values, keys), fix="round or cast the values to integers"
+                f"column {name!r} must hold whole numbers",
+                examples=_rows(fractional, values, keys),
+                fix="round or cast the values to integers",
             )
         return numbers.astype(np.int64)
     return numbers
@@ -157,7 +169,14 @@ def _codes(keys: np.ndarray, vocabulary: pa.Array) -> np.ndarray:
     return pc.fill_null(index, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def align(answer_keys: np.ndarray, submission_keys: np.ndarray, *, duplicate_ids: bool = False, extra_ids: bool = False, id_label: str = "id") -> Alignment:
+def align(
+    answer_keys: np.ndarray,
+    submission_keys: np.ndarray,
+    *,
+    duplicate_ids: bool = False,
+    extra_ids: bool = False,
+    id_label: str = "id",
+) -> Alignment:
     """Pair every answer row with exactly one submission row by key.
 
     ``duplicate_ids`` allows a key on several answer rows: the submission must then hold the same
@@ -181,7 +200,9 @@ def align(answer_keys: np.ndarray, submission_keys: np.ndarray, *, duplicate_ids
     if not duplicate_ids and (got > 1).any():
         dup = vocab[got > 1]
         raise InvalidSubmissionError(
-            f"{len(dup)} {id_label} value(s) appear on more than one row", examples=list(dup[:5]), fix=f"write each {id_label} once"
+            f"{len(dup)} {id_label} value(s) appear on more than one row",
+            examples=list(dup[:5]),
+            fix=f"write each {id_label} once",
         )
     missing = got < expected
     if missing.any():
