@@ -3,7 +3,7 @@ import pytest
 
 from podium.competition import Column
 from podium.errors import InvalidSubmissionError
-from podium.submission import align, convert_column
+from podium.submission import align, as_numpy, convert_column
 
 
 def _obj(*values: str) -> np.ndarray:
@@ -68,10 +68,10 @@ def test_int_bool_and_rle_columns() -> None:
     assert list(convert_column(Column("b", "bool"), _obj("True", "false", "1"))) == [True, False, True]
     with pytest.raises(InvalidSubmissionError, match="True or False"):
         convert_column(Column("b", "bool"), _obj("maybe"))
-    assert list(convert_column(Column("m", "rle"), _obj("1 3 10 2", ""))) == ["1 3 10 2", ""]
+    assert list(as_numpy(convert_column(Column("m", "rle"), _obj("1 3 10 2", "")))) == ["1 3 10 2", ""]
     with pytest.raises(InvalidSubmissionError, match="run-length"):
         convert_column(Column("m", "rle"), _obj("1 3 10"))
-    assert list(convert_column(Column("m", "rle", {"empty_tokens": ["-"]}), _obj("-"))) == ["-"]
+    assert list(as_numpy(convert_column(Column("m", "rle", {"empty_tokens": ["-"]}), _obj("-")))) == ["-"]
 
 
 def test_int_ids_compare_numerically() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
-from podium.submission import align, check_columns, convert_column, keys_of
+from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, take
 from podium.table import Frame, read_csv
 
 __all__ = [
@@ -93,23 +93,25 @@ def load_answers(competition: Competition, data_dir: Path) -> Frame:
         raise BrokenAnswersError(f"answers file {path} is unreadable: {exc}") from exc
 
 
-def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, np.ndarray]:
+def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, Values]:
     """Convert the columns the grader needs, by kind; answers that fail are a harness error."""
     if answers:
-        needed = {a for _, a in competition.targets} | set(competition.id_columns)
-        needed |= {c.name for c in competition.answer_columns}
+        needed = [a for _, a in competition.targets] + list(competition.id_columns)
+        needed += [c.name for c in competition.answer_columns]
+        if competition.metric.where:
+            needed.append(competition.metric.where["column"])
         lookup = competition.answer_column
     else:
-        needed = set(competition.column_names)
+        needed = list(competition.column_names)
         lookup = competition.column
-    missing = sorted(n for n in needed if n not in frame.columns)
+    needed = list(dict.fromkeys(needed))
+    missing = [n for n in needed if n not in frame.names]
     if answers and missing:
         raise BrokenAnswersError(f"{competition.id} answers lack column(s) {missing}")
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, Values] = {}
     for name in needed:
-        column = lookup(name)
         try:
-            out[name] = convert_column(column, frame[name])
+            out[name] = convert_column(lookup(name), frame.arrow(name))
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
@@ -131,25 +133,24 @@ def _input(spec: Any, answers: Mapping[str, np.ndarray], submission: Mapping[str
     return _stack(answers if side == "answers" else submission, list(names))
 
 
-def _where(spec: Mapping[str, Any], answers: Mapping[str, np.ndarray], frame: Frame) -> np.ndarray:
+def _where(spec: Mapping[str, Any], answers: Mapping[str, np.ndarray]) -> np.ndarray:
     """Rows of the aligned answers that are scored."""
-    column = spec["column"]
-    values = answers[column] if column in answers else frame[column]
+    values = answers[spec["column"]]
     if "equals" in spec:
-        return np.asarray(values == type(values[0])(spec["equals"]) if len(values) else [], bool)
-    return np.asarray(values != type(values[0])(spec["not_equals"]) if len(values) else [], bool)
+        return np.asarray(values == spec["equals"], dtype=bool)
+    return np.asarray(values != spec["not_equals"], dtype=bool)
 
 
 @dataclass
 class CheckedSubmission:
     """A submission that passed every rule, aligned row by row with the expected rows."""
 
-    columns: dict[str, np.ndarray]
+    columns: dict[str, Values]
     expected_order: np.ndarray
     warnings: list[str]
 
 
-def check_submission(competition: Competition, frame: Frame, expected_keys: np.ndarray) -> CheckedSubmission:
+def check_submission(competition: Competition, frame: Frame, expected_keys: Values) -> CheckedSubmission:
     """The one submission check, shared by validation (keys of the sample submission) and grading
     (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
     warnings = check_columns(competition, frame)
@@ -158,42 +159,44 @@ def check_submission(competition: Competition, frame: Frame, expected_keys: np.n
     id_label = "/".join(competition.id_columns)
     alignment = align(
         expected_keys,
-        keys_of(Frame(submission, frame.n_rows), competition.id_columns),
+        keys_of(submission, competition.id_columns),
         duplicate_ids=bool(matching.get("duplicate_ids")),
         extra_ids=bool(matching.get("extra_ids")),
         id_label=id_label,
     )
     if alignment.ignored_extra_rows:
         warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
-    aligned = {k: v[alignment.submission_order] for k, v in submission.items()}
+    aligned = {k: take(v, alignment.submission_order) for k, v in submission.items()}
     _check_row_sums(competition, aligned)
     return CheckedSubmission(aligned, alignment.answer_order, warnings)
 
 
-def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> np.ndarray:
+def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> Values:
     """Row keys of the answers (``answers=True``) or of the sample submission."""
     lookup = competition.answer_column if answers else competition.column
     converted = {}
     for name in competition.id_columns:
         try:
-            converted[name] = convert_column(lookup(name), frame[name])
+            converted[name] = convert_column(lookup(name), frame.arrow(name))
         except (InvalidSubmissionError, KeyError) as exc:
-            raise BrokenAnswersError(
-                f"{competition.id}: the {'answers' if answers else 'sample submission'} id column {name!r} is unusable: {exc}"
-            ) from exc
-    return keys_of(Frame(converted, frame.n_rows), competition.id_columns)
+            what = "answers" if answers else "sample submission"
+            raise BrokenAnswersError(f"{competition.id}: the {what} id column {name!r} is unusable: {exc}") from exc
+    return keys_of(converted, competition.id_columns)
 
 
 def score_frames(competition: Competition, answers_frame: Frame, submission_frame: Frame) -> tuple[float, list[str]]:
     """Check a submission against the answers and score it; returns (score, warnings)."""
-    answers = _convert(competition, answers_frame, answers=True)
-    keys = keys_of(Frame(answers, answers_frame.n_rows), competition.id_columns)
-    checked = check_submission(competition, submission_frame, keys)
-    answers = {k: v[checked.expected_order] for k, v in answers.items()}
-    submission = checked.columns
+    converted = _convert(competition, answers_frame, answers=True)
+    checked = check_submission(competition, submission_frame, keys_of(converted, competition.id_columns))
     spec = competition.metric
+    used_answers = {a for _, a in competition.targets} | _input_columns(spec.inputs, "answers")
+    used_submission = {s for s, _ in competition.targets} | _input_columns(spec.inputs, "submission")
     if spec.where:
-        keep = _where(spec.where, answers, answers_frame.take(checked.expected_order))
+        used_answers.add(spec.where["column"])
+    answers = {k: as_numpy(take(converted[k], checked.expected_order)) for k in used_answers}
+    submission = {k: as_numpy(checked.columns[k]) for k in used_submission}
+    if spec.where:
+        keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
         submission = {k: v[keep] for k, v in submission.items()}
     y_true = _stack(answers, [a for _, a in competition.targets])
@@ -203,12 +206,23 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     return float(value), checked.warnings
 
 
+def _input_columns(inputs: Mapping[str, Any], side: str) -> set[str]:
+    names: set[str] = set()
+    for spec in inputs.values():
+        if isinstance(spec, str):
+            if spec.startswith(side + "."):
+                names.add(spec.partition(".")[2])
+        elif side in spec:
+            names.update(spec[side])
+    return names
+
+
 def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
     rule = competition.checks.get("row_sum")
     if not rule:
         return
     names = list(rule["columns"])
-    sums = np.column_stack([submission[n] for n in names]).sum(axis=1)
+    sums = np.column_stack([as_numpy(submission[n]) for n in names]).sum(axis=1)
     tolerance = float(rule.get("tolerance", 1e-6))
     off = np.abs(sums - 1.0) > tolerance
     if off.any():

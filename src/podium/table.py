@@ -9,8 +9,7 @@ whitespace around header names.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -24,22 +23,61 @@ __all__ = ["Frame", "read_csv"]
 _FALLBACK_ENCODINGS = ("cp1252", "latin-1")
 
 
-@dataclass
 class Frame:
-    """Columns of equal length, by name, in file order. Cells are ``str`` unless converted."""
+    """Columns of equal length, by name, in file order. Cells are text unless converted.
 
-    columns: dict[str, np.ndarray]
-    n_rows: int
+    A frame read from CSV keeps its columns as Arrow string arrays, so the grader can check and
+    align millions of rows without making Python strings; ``frame[name]`` and ``frame.columns``
+    give numpy object arrays (made on first use), which is what hooks and tests work with.
+    """
+
+    def __init__(
+        self,
+        columns: Mapping[str, np.ndarray] | None = None,
+        n_rows: int = 0,
+        *,
+        arrow: Mapping[str, pa.Array | pa.ChunkedArray] | None = None,
+    ) -> None:
+        self._numpy: dict[str, np.ndarray] | None = dict(columns) if columns is not None else None
+        self._arrow: dict[str, pa.Array | pa.ChunkedArray] = dict(arrow or {})
+        self.n_rows = n_rows
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every column as a numpy array; once asked for, these are the frame's truth."""
+        if self._numpy is None:
+            self._numpy = {k: _to_numpy(v) for k, v in self._arrow.items()}
+            self._arrow = {}
+        return self._numpy
 
     @property
     def names(self) -> list[str]:
-        return list(self.columns)
+        return list(self._numpy if self._numpy is not None else self._arrow)
 
-    def take(self, order: np.ndarray) -> Frame:
-        return Frame({k: v[order] for k, v in self.columns.items()}, len(order))
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
+        if self._numpy is not None:
+            return self._numpy[name]
+        return _to_numpy(self._arrow[name])
+
+    def arrow(self, name: str) -> pa.Array | pa.ChunkedArray:
+        """One column as Arrow (strings for text columns)."""
+        if self._numpy is not None:
+            values = self._numpy[name]
+            return pa.array(values, type=pa.string()) if values.dtype == object else pa.array(values)
+        return self._arrow[name]
+
+    def take(self, order: np.ndarray) -> Frame:
+        if self._numpy is not None:
+            return Frame({k: v[order] for k, v in self._numpy.items()}, len(order))
+        indices = pa.array(order)
+        return Frame(arrow={k: v.take(indices) for k, v in self._arrow.items()}, n_rows=len(order))
+
+
+def _to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _header(path: Path, encoding: str) -> list[str]:
@@ -93,10 +131,7 @@ def read_csv(path: str | Path, *, what: str = "submission") -> Frame:
         raise InvalidSubmissionError(
             f"the {what} header repeats column names", examples=duplicated, fix="give every column a unique name"
         )
-    columns = {
-        name: table.column(i).to_numpy(zero_copy_only=False).astype(object, copy=False) for i, name in enumerate(names)
-    }
-    return Frame(columns, table.num_rows)
+    return Frame(arrow={name: table.column(i) for i, name in enumerate(names)}, n_rows=table.num_rows)
 
 
 def _first_line(message: str) -> str:
