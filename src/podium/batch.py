@@ -86,9 +86,16 @@ def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | 
 
 def run_example(split: str, output_dir: Path | None) -> int:
     """Grade each competition's generated sample and perfect submissions; print a table."""
+    if output_dir is not None:
+        return _run_example(split, output_dir)
+    with tempfile.TemporaryDirectory(prefix="podium-example-") as tmp:
+        return _run_example(split, Path(tmp))
+
+
+def _run_example(split: str, root: Path) -> int:
     from podium.fixtures import make_fixture, write_csv, write_prepared
 
-    root = output_dir or Path(tempfile.mkdtemp(prefix="podium-example-"))
+    header = ["competition", "metric", "sample", "perfect", "medal"]
     rows = []
     failures = 0
     comps = registry.load_all(split)
@@ -99,24 +106,16 @@ def run_example(split: str, output_dir: Path | None) -> int:
         sample = grade(comp, write_csv(fixture.sample, root / "submissions" / comp.id / "sample.csv"), root)
         perfect = grade(comp, write_csv(fixture.perfect, root / "submissions" / comp.id / "perfect.csv"), root)
         failures += not (sample.valid_submission and perfect.valid_submission)
-        medal = (
-            "gold"
-            if perfect.gold_medal
-            else "silver"
-            if perfect.silver_medal
-            else "bronze"
-            if perfect.bronze_medal
-            else "-"
-        )
-        rows.append([comp.ref, comp.metric.name, _fmt(sample.score), _fmt(perfect.score), medal])
-    widths = [
-        max(len(r[k]) for r in [["competition", "metric", "sample", "perfect", "medal"], *rows]) for k in range(5)
-    ]
-    for row in [["competition", "metric", "sample", "perfect", "medal"], *rows]:
-        print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)))
-    print(f"\ngraded {2 * len(comps)} example submissions for split {split!r} (data in {root}); {failures} failure(s)")
+        medal = next((m for m in ("gold", "silver", "bronze") if getattr(perfect, f"{m}_medal")), "-")
+        rows.append([comp.ref, comp.metric.name, _fmt(sample), _fmt(perfect), medal])
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip())
+    print(f"\ngraded {2 * len(comps)} generated example submissions for split {split!r}; {failures} failure(s)")
     return 1 if failures else 0
 
 
-def _fmt(x: float | None) -> str:
-    return "invalid" if x is None else f"{x:.5g}"
+def _fmt(report: GradeReport) -> str:
+    if report.score is not None:
+        return f"{report.score:.5g}"
+    return "undefined" if report.valid_submission else "invalid"

@@ -7,7 +7,6 @@ from its submissions supplies ``make_answers`` / ``perfect_submission`` in its `
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from podium.competition import Column, Competition
-from podium.table import Frame
+from podium.table import Frame, write_csv
 
 __all__ = ["Fixture", "make_fixture", "write_csv", "write_prepared"]
 
@@ -175,16 +174,6 @@ def _answer_of(competition: Competition, submission_column: str) -> str:
         if sub == submission_column:
             return ans
     return submission_column
-
-
-def write_csv(frame: Frame, path: Path) -> Path:
-    """Write a text Frame as CSV (quoting as needed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(frame.names)
-        writer.writerows(zip(*(frame[c] for c in frame.names), strict=True))
-    return path
 
 
 def write_prepared(competition: Competition, fixture: Fixture, data_dir: Path) -> Path:

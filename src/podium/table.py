@@ -18,7 +18,7 @@ import pyarrow.csv as pacsv
 
 from podium.errors import InvalidSubmissionError
 
-__all__ = ["Frame", "read_csv"]
+__all__ = ["Frame", "frame_from_records", "read_csv", "write_csv"]
 
 _FALLBACK_ENCODINGS = ("cp1252", "latin-1")
 
@@ -146,3 +146,13 @@ def frame_from_records(names: Iterable[str], rows: Iterable[Iterable[object]]) -
         n: np.array(["" if row[i] is None else str(row[i]) for row in data], dtype=object) for i, n in enumerate(names)
     }
     return Frame(columns, len(data))
+
+
+def write_csv(frame: Frame, path: Path) -> Path:
+    """Write a text Frame as CSV (quoting as needed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(frame.names)
+        writer.writerows(zip(*(frame[c] for c in frame.names), strict=True))
+    return path

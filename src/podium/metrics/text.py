@@ -1,0 +1,165 @@
+"""Text metrics: edit distances and word overlap between string cells.
+
+Also home of :func:`encode_tokens`, the whitespace tokeniser shared with ``ranking``. Only numpy
+is imported at module level; rapidfuzz is imported by the functions that need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.errors import InvalidSubmissionError
+
+__all__ = ["mean_levenshtein", "mean_word_jaccard", "normalized_sequence_levenshtein"]
+
+IntArray = npt.NDArray[np.int64]
+StrArray = npt.NDArray[np.object_]
+
+
+def check_rows(y_true: npt.NDArray[Any], y_pred: npt.NDArray[Any]) -> None:
+    """Raise ValueError unless both arrays have the same number of rows."""
+    n_true, n_pred = len(y_true), len(y_pred)
+    if n_true != n_pred:
+        raise ValueError(f"row counts differ: {n_true} answers, {n_pred} predictions")
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """The whitespace tokens of a column of cells, flattened in row order.
+
+    ``codes[i]`` is the vocabulary code of token ``i`` (comparable between tables encoded in one
+    :func:`encode_tokens` call) and ``rows[i]`` the row it came from; ``counts`` holds the number
+    of tokens of each row.
+    """
+
+    codes: IntArray
+    rows: IntArray
+    counts: IntArray
+
+    @property
+    def positions(self) -> IntArray:
+        """0-based position of each token within its row."""
+        starts = np.cumsum(self.counts) - self.counts
+        return np.arange(self.codes.size) - starts[self.rows]
+
+    def keys(self, vocabulary_size: int) -> IntArray:
+        """One integer per (row, token) pair, unique across rows."""
+        return self.rows * vocabulary_size + self.codes
+
+
+def encode_tokens(*columns: StrArray, lower: bool = False) -> tuple[list[TokenTable], int]:
+    """Split every cell on whitespace and code the tokens with one shared vocabulary.
+
+    Returns one :class:`TokenTable` per column and the vocabulary size (at least 1, so that it
+    can serve as the modulus of :meth:`TokenTable.keys`). String comparison is exact (after
+    ``str.lower`` when ``lower``).
+    """
+    vocabulary: dict[str, int] = {}
+    tables = []
+    for column in columns:
+        cells: Iterable[str] = (cell.lower() for cell in column) if lower else column
+        split = [cell.split() for cell in cells]
+        counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        total = int(counts.sum())
+        codes = np.fromiter(
+            (vocabulary.setdefault(token, len(vocabulary)) for token in chain.from_iterable(split)),
+            dtype=np.int64,
+            count=total,
+        )
+        rows = np.repeat(np.arange(len(split), dtype=np.int64), counts)
+        tables.append(TokenTable(codes=codes, rows=rows, counts=counts))
+    return tables, max(len(vocabulary), 1)
+
+
+def _mean_or_nan(values: npt.NDArray[np.floating]) -> float:
+    return float(np.mean(values)) if values.size else float("nan")
+
+
+def mean_levenshtein(y_true: StrArray, y_pred: StrArray) -> float:
+    """Mean character-level Levenshtein distance per row.
+
+    Used by billion-word-imputation and bms-molecular-translation (python-Levenshtein
+    ``distance``; computed here with rapidfuzz).
+    """
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cpdist
+
+    check_rows(y_true, y_pred)
+    distances = cpdist(list(y_true), list(y_pred), scorer=Levenshtein.distance, workers=-1)
+    return _mean_or_nan(distances)
+
+
+def _is_int(token: str) -> bool:
+    try:
+        int(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _int_sequences(cells: StrArray, *, submitted: bool) -> list[list[int]]:
+    """Each cell's whitespace-separated integers; a non-integer token is an error."""
+    split = [cell.split() for cell in cells]
+    try:
+        return [[int(token) for token in tokens] for tokens in split]
+    except ValueError:
+        bad = [
+            f"row {row}: {token!r}"
+            for row, tokens in enumerate(split)
+            for token in tokens
+            if not _is_int(token)
+        ]
+        if not submitted:
+            raise ValueError(f"answers hold non-integer tokens: {bad[:5]}") from None
+        raise InvalidSubmissionError(
+            "every token of a sequence must be an integer",
+            examples=bad,
+            fix="write each sequence as integers separated by spaces, e.g. '3 17 5'",
+        ) from None
+
+
+def normalized_sequence_levenshtein(y_true: StrArray, y_pred: StrArray) -> float:
+    """Total Levenshtein distance between integer sequences / total number of true elements.
+
+    multi-modal-gesture-recognition: cells are whitespace-separated integers, edits count
+    elements (not characters). NaN when the answers hold no element at all.
+    """
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cpdist
+
+    check_rows(y_true, y_pred)
+    true = _int_sequences(y_true, submitted=False)
+    pred = _int_sequences(y_pred, submitted=True)
+    total = sum(map(len, true))
+    if total == 0:
+        return float("nan")
+    distances = cpdist(true, pred, scorer=Levenshtein.distance, workers=-1)
+    return float(np.sum(distances, dtype=np.int64)) / total
+
+
+def mean_word_jaccard(y_true: StrArray, y_pred: StrArray, *, both_empty: float = 0.0) -> float:
+    """Mean over rows of the Jaccard index of lowercased whitespace-split word sets.
+
+    chaii-hindi-and-tamil-question-answering (sklearn ``jaccard_score(average="samples")``,
+    where a row with both sets empty scores 0) and tweet-sentiment-extraction (where such a row
+    breaks the upstream grader). A row with both sets empty scores ``both_empty``.
+    """
+    check_rows(y_true, y_pred)
+    (true, pred), size = encode_tokens(y_true, y_pred, lower=True)
+    true_keys = np.unique(true.keys(size))
+    pred_keys = np.unique(pred.keys(size))
+    n = len(y_true)
+    true_words, pred_words, common = (
+        np.bincount(keys // size, minlength=n)
+        for keys in (true_keys, pred_keys, true_keys[np.isin(true_keys, pred_keys)])
+    )
+    union = true_words + pred_words - common
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(union > 0, common / union, both_empty)
+    return _mean_or_nan(scores)
