@@ -118,3 +118,20 @@ def test_example_grades_generated_submissions(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 failure(s)" in result.stdout and COMP in result.stdout
     assert np.all([line.split()[3] != "invalid" for line in result.stdout.splitlines()[1:-2] if line.strip()])
+
+
+def test_grade_jsonl_checks_every_answers_file_first(tmp_path: Path, prepared: tuple[Path, Path, Path]) -> None:
+    data_dir, good, _ = prepared
+    runs = tmp_path / "runs.jsonl"
+    lines = [
+        {"competition_id": COMP, "submission_path": str(good)},
+        {"competition_id": "aerial-cactus-identification", "submission_path": str(good)},
+    ]
+    runs.write_text("\n".join(json.dumps(x) for x in lines))
+    result = podium(
+        "grade", "--submission", str(runs), "--output-dir", str(tmp_path / "out"), "--data-dir", str(data_dir)
+    )
+    assert (
+        result.returncode == 2 and "aerial-cactus-identification" in result.stderr and "podium prepare" in result.stderr
+    )
+    assert not (tmp_path / "out").exists()

@@ -18,7 +18,7 @@ from typing import Any
 
 from podium import competition as registry
 from podium.errors import PodiumError
-from podium.grading import GradeReport, grade
+from podium.grading import GradeReport, answers_path, default_data_dir, grade
 
 __all__ = ["grade_jsonl", "read_submission_list", "run_example", "summarise"]
 
@@ -72,6 +72,9 @@ def _atomic_write_json(data: Any, path: Path) -> None:
 def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | None = None) -> Path:
     """Grade every entry of ``submission_list``; write and return the grading report's path."""
     entries = read_submission_list(submission_list)
+    root = Path(data_dir) if data_dir else default_data_dir()
+    for cid in dict.fromkeys(cid for cid, _ in entries):  # every answers file present before any grading
+        answers_path(registry.get(cid), root)
     reports = []
     for i, (cid, path) in enumerate(entries, start=1):
         report = grade(registry.get(cid), path, data_dir)

@@ -25,6 +25,7 @@ from podium.table import Frame, read_csv
 __all__ = [
     "CheckedSubmission",
     "GradeReport",
+    "answers_path",
     "check_submission",
     "default_data_dir",
     "expected_keys",
@@ -75,14 +76,20 @@ class GradeReport:
         return asdict(self)
 
 
-def load_answers(competition: Competition, data_dir: Path) -> Frame:
-    """Read the private answers of a prepared competition."""
+def answers_path(competition: Competition, data_dir: Path) -> Path:
+    """Where the private answers of a prepared competition live; raises if they are absent."""
     path = data_dir / competition.id / "prepared" / "private" / competition.answers
     if not path.exists():
         raise DataNotFoundError(
             f"answers for {competition.id} not found at {path}; prepare the competition "
             f"(`podium prepare -c {competition.id}`) or pass --data-dir / set PODIUM_DATA_DIR"
         )
+    return path
+
+
+def load_answers(competition: Competition, data_dir: Path) -> Frame:
+    """Read the private answers of a prepared competition."""
+    path = answers_path(competition, data_dir)
     hooks = competition.hooks
     try:
         if hooks is not None and hasattr(hooks, "load_answers"):

@@ -438,22 +438,24 @@ def test_point_in_box_rejects_malformed_predictions():
 
 @st.composite
 def kuzushiji_rows(draw):
+    """Overlapping boxes of two labels; points inside, on the edge of, or away from them."""
     n = draw(st.integers(1, 5))
     truths, preds = [], []
     for _ in range(n):
-        truth = [
-            (
-                draw(st.sampled_from("AB")),
-                draw(st.integers(0, 6)),
-                draw(st.integers(0, 6)),
-                draw(st.integers(1, 6)),
-                draw(st.integers(1, 6)),
-            )
-            for _ in range(draw(st.integers(0, 5)))
-        ]
+        truth = []
+        for _ in range(draw(st.integers(0, 5))):
+            label = draw(st.sampled_from("AB"))
+            x, y = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+            truth.append((label, x, y, draw(st.integers(1, 6)), draw(st.integers(1, 6))))
+        pred = []
+        for label, x, y, w, h in truth:
+            for _ in range(draw(st.integers(0, 2))):
+                px, py = x + draw(st.integers(0, w)), y + draw(st.integers(0, h))
+                pred.append((draw(st.sampled_from([label, label, "C"])), px, py))
         points = st.tuples(st.sampled_from("ABC"), st.integers(0, 12), st.integers(0, 12))
+        pred += draw(st.lists(points, max_size=3))
         truths.append(truth)
-        preds.append(draw(st.lists(points, max_size=8)))
+        preds.append(draw(st.permutations(pred)))
     return truths, preds
 
 
