@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from podium.competition import Column, Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError
-from podium.table import Frame
+from podium.table import Frame, from_numpy, strings, to_numpy
 
 __all__ = ["Alignment", "Values", "align", "as_numpy", "check_columns", "convert_column", "keys_of", "take"]
 
@@ -28,8 +28,8 @@ __all__ = ["Alignment", "Values", "align", "as_numpy", "check_columns", "convert
 Values: TypeAlias = pa.Array | pa.ChunkedArray | np.ndarray
 
 _KEY_SEP = "\x1f"
-_TRUE = ["true", "1", "1.0", "yes"]
-_FALSE = ["false", "0", "0.0", "no"]
+_TRUE = strings(["true", "1", "1.0", "yes"])
+_FALSE = strings(["false", "0", "0.0", "no"])
 _RLE = r"^\s*(\d+\s+\d+(\s+\d+\s+\d+)*)?\s*$"
 _TEXT_KINDS = frozenset({"id", "label", "text", "tokens", "boxes", "rle"})
 
@@ -37,19 +37,19 @@ _TEXT_KINDS = frozenset({"id", "label", "text", "tokens", "boxes", "rle"})
 def _arrow(values: Any) -> pa.Array | pa.ChunkedArray:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values
-    return pa.array(values, type=pa.string()) if np.asarray(values).dtype == object else pa.array(values)
+    return from_numpy(np.asarray(values))
 
 
 def as_numpy(values: Values) -> np.ndarray:
     """A converted column as numpy (object array of str for text)."""
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+        return to_numpy(values)
     return values
 
 
 def take(values: Values, order: np.ndarray) -> Values:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return values.take(pa.array(order))
+        return values.take(from_numpy(np.asarray(order, dtype=np.int64)))
     return values[order]
 
 
@@ -66,13 +66,13 @@ def _examples(mask: np.ndarray, values: pa.Array, keys: Values | None) -> list[s
 
 
 def _mask(array: pa.Array) -> np.ndarray:
-    return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), dtype=bool)
+    return to_numpy(array, fill=False)
 
 
 def _to_float(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Parse text cells as float64; returns (numbers, mask of cells that are not numbers)."""
     try:
-        return pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False), np.zeros(len(values), bool)
+        return to_numpy(pc.cast(values, pa.float64())), np.zeros(len(values), bool)
     except pa.ArrowInvalid:
         pass
     cells = values.to_pylist()
@@ -103,7 +103,7 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
             bad = ~_mask(pc.match_substring_regex(text, _RLE))
             empty_tokens = list(column.options.get("empty_tokens", ()))
             if empty_tokens:
-                bad &= ~_mask(pc.is_in(text, value_set=pa.array(empty_tokens)))
+                bad &= ~_mask(pc.is_in(text, value_set=strings(empty_tokens)))
             _fail(
                 bad,
                 f"column {name!r} must hold run-length encodings ('start length' pairs of positive integers)",
@@ -114,8 +114,8 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
         return text
     if kind == "bool":
         lowered = pc.utf8_lower(text)
-        truthy = _mask(pc.is_in(lowered, value_set=pa.array(_TRUE)))
-        bad = ~(truthy | _mask(pc.is_in(lowered, value_set=pa.array(_FALSE))))
+        truthy = _mask(pc.is_in(lowered, value_set=_TRUE))
+        bad = ~(truthy | _mask(pc.is_in(lowered, value_set=_FALSE)))
         _fail(bad, f"column {name!r} must hold True or False", "write True or False in every row", raw, keys)
         return truthy
     numbers, not_number = _to_float(text)
@@ -193,7 +193,7 @@ class Alignment:
 def _codes(keys: pa.Array, vocabulary: pa.Array) -> np.ndarray:
     """Position of each key in ``vocabulary`` (-1 where absent)."""
     index = pc.index_in(keys, value_set=vocabulary)
-    return np.asarray(pc.fill_null(index, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return to_numpy(pc.cast(index, pa.int64()), fill=-1)
 
 
 def _sorted_match(answer_keys: pa.Array, submission_keys: pa.Array) -> Alignment | None:
@@ -207,7 +207,7 @@ def _sorted_match(answer_keys: pa.Array, submission_keys: pa.Array) -> Alignment
         return None
     if len(a_sorted) > 1 and pc.any(pc.equal(a_sorted[1:], a_sorted[:-1])).as_py():
         return None  # repeated keys: the thorough path pairs them in file order
-    return Alignment(a_order.to_numpy(), s_order.to_numpy(), 0)
+    return Alignment(to_numpy(a_order), to_numpy(s_order), 0)
 
 
 def align(
@@ -237,7 +237,7 @@ def align(
     if extra.any() and not extra_ids:
         raise InvalidSubmissionError(
             f"{int(extra.sum())} row(s) have an {id_label} that is not in the test set",
-            examples=[str(k) for k in submission_keys.filter(pa.array(extra)).slice(0, 5).to_pylist()],
+            examples=[str(k) for k in submission_keys.filter(from_numpy(extra)).slice(0, 5).to_pylist()],
             fix=f"keep exactly the {id_label} values of the sample submission",
         )
     n_keys = len(vocabulary)
@@ -245,7 +245,7 @@ def align(
     got = np.bincount(sub_codes[~extra], minlength=n_keys)
 
     def named(mask: np.ndarray) -> list[str]:
-        return [str(k) for k in vocabulary.filter(pa.array(mask)).slice(0, 5).to_pylist()]
+        return [str(k) for k in vocabulary.filter(from_numpy(mask)).slice(0, 5).to_pylist()]
 
     if not duplicate_ids and (expected > 1).any():
         raise BrokenAnswersError(

@@ -81,8 +81,8 @@ def prob_matrix(draw: st.DrawFn, n: int, k: int, normalised: bool) -> np.ndarray
     return m
 
 
-def permutation(draw: st.DrawFn, n: int) -> np.ndarray:
-    return np.array(draw(st.permutations(range(n))), dtype=np.int64)
+def permutation(data: st.DataObject, n: int) -> np.ndarray:
+    return np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- module-level checks
@@ -172,7 +172,7 @@ def test_accuracy_and_error_rate_match_sklearn(
     ys, ps = y.astype(str).astype(object), p.astype(str).astype(object)
     padded = np.array([f"{s} 9 9" for s in ps], dtype=object)
     assert close(C.error_rate(ys, padded, first_token=True), C.error_rate(ys, ps))
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert C.accuracy(y[order], p[order]) == C.accuracy(y, p)
     assert C.error_rate(ys[order], padded[order], first_token=True) == C.error_rate(
         ys, padded, first_token=True
@@ -199,7 +199,7 @@ def test_roc_auc_matches_sklearn(case: tuple[np.ndarray, np.ndarray], data: st.D
     y, s = case
     assert close(C.roc_auc(y, s), skm.roc_auc_score(y, s))
     assert C.roc_auc(y, y) == 1.0
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.roc_auc(y[order], s[order]), C.roc_auc(y, s))
 
 
@@ -221,7 +221,7 @@ def test_mean_columnwise_roc_auc_matches_sklearn(data: st.DataObject) -> None:
     s = np.stack([c[1][:n] for c in columns], axis=1)
     assume(all(0 < y[:, j].sum() < n for j in range(3)))
     assert close(C.mean_columnwise_roc_auc(y, s), skm.roc_auc_score(y, s, average="macro"))
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(C.mean_columnwise_roc_auc(y[order], s[order]), C.mean_columnwise_roc_auc(y, s))
 
 
@@ -266,7 +266,7 @@ def test_alaska_weighted_auc_matches_published_definition(
 ) -> None:
     y, s = case
     assert close(C.alaska_weighted_auc(y, s), alaska_reference(y, s))
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.alaska_weighted_auc(y[order], s[order]), C.alaska_weighted_auc(y, s))
 
 
@@ -340,7 +340,7 @@ def test_jigsaw_bias_auc_matches_kaggle_structure(data: st.DataObject, binarize:
     expected = jigsaw_reference(tox, pred, ids, binarize)
     got = C.jigsaw_bias_auc(tox, pred, identities=ids, binarize_predictions=binarize)
     assert (math.isnan(got) and math.isnan(expected)) or close(got, expected)
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     permuted = C.jigsaw_bias_auc(
         tox[order], pred[order], identities=ids[order], binarize_predictions=binarize
     )
@@ -373,7 +373,7 @@ def test_binary_log_loss_matches_sklearn(
 ) -> None:
     y, s = case
     assert close(C.log_loss(y, s), skm.log_loss(y, s))
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.log_loss(y[order], s[order]), C.log_loss(y, s))
 
 
@@ -387,7 +387,7 @@ def test_multiclass_log_loss_matches_sklearn(data: st.DataObject, normalised: bo
     probs = data.draw(prob_matrix(n, k, normalised))
     assert close(C.log_loss(onehot, probs), skm.log_loss(onehot, probs))
     assert C.log_loss(onehot, onehot) < 1e-12
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(C.log_loss(onehot[order], probs[order]), C.log_loss(onehot, probs))
 
 
@@ -438,7 +438,7 @@ def test_rsna_fracture_log_loss_matches_reference(data: st.DataObject) -> None:
     got = C.rsna_fracture_log_loss(y, p, studies=studies, label_types=types)
     assert close(got, rsna_reference(y, p, studies, types))
     assert C.rsna_fracture_log_loss(y, y, studies=studies, label_types=types) < 1e-12
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(
         C.rsna_fracture_log_loss(
             y[order], p[order], studies=studies[order], label_types=types[order]
@@ -485,7 +485,7 @@ def test_kl_divergence_matches_reference(data: st.DataObject) -> None:
     )
     assert close(C.kl_divergence(votes, pred), float(expected))
     assert C.kl_divergence(votes, truth) < 1e-12
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(C.kl_divergence(votes[order], pred[order]), C.kl_divergence(votes, pred))
 
 
@@ -515,7 +515,7 @@ def test_quadratic_weighted_kappa_matches_sklearn(
     assert (math.isnan(got) and math.isnan(expected)) or close(got, expected)
     assume(len(np.unique(y)) > 1)
     assert C.quadratic_weighted_kappa(y, y) == 1.0
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.quadratic_weighted_kappa(y[order], p[order]), got)
 
 
@@ -538,7 +538,7 @@ def test_matthews_corrcoef_matches_sklearn(
     assert close(C.matthews_corrcoef(y, p), skm.matthews_corrcoef(y, p))
     yb, pb = (y > 0).astype(np.int64), (p > 0).astype(np.int64)
     assert close(C.matthews_corrcoef(yb, pb), skm.matthews_corrcoef(yb, pb))
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.matthews_corrcoef(y[order], p[order]), C.matthews_corrcoef(y, p))
 
 
@@ -582,7 +582,7 @@ def test_f1_matches_sklearn(
     ys, ps = y.astype(str).astype(object), p.astype(str).astype(object)
     if average != "binary":
         assert close(C.f1(ys, ps, average=average, beta=beta), expected)
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(C.f1(y[order], p[order], average=average, beta=beta), expected)
     assume(average != "binary" or y.any())
     assert C.f1(y, y, average=average, beta=beta) == 1.0
@@ -631,7 +631,7 @@ def test_multilabel_micro_f1_matches_sklearn(data: st.DataObject) -> None:
     assume(len({t for s in truth for t in s.split()}) >= 2)
     assert close(C.multilabel_micro_f1(truth, pred), multilabel_reference(truth, pred))
     assert C.multilabel_micro_f1(truth, truth.copy()) == 1.0
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(
         C.multilabel_micro_f1(truth[order], pred[order]), C.multilabel_micro_f1(truth, pred)
     )
@@ -673,7 +673,7 @@ def test_probabilistic_f1_matches_reference(
     y, s = case
     s = s * 1.4 - 0.2  # some values outside [0, 1]
     assert close(C.probabilistic_f1(y, s, beta=beta), pfbeta_reference(y, s, beta))
-    order = permutation(data.draw, len(y))
+    order = permutation(data, len(y))
     assert close(
         C.probabilistic_f1(y[order], s[order], beta=beta), C.probabilistic_f1(y, s, beta=beta)
     )
@@ -706,7 +706,7 @@ def test_lwlrap_matches_sklearn(data: st.DataObject) -> None:
     )
     assert close(C.lwlrap(y, s), expected)
     assert C.lwlrap(y, y.copy()) == 1.0
-    rows, cols = permutation(data.draw, n), permutation(data.draw, k)
+    rows, cols = permutation(data, n), permutation(data, k)
     assert close(C.lwlrap(y[rows][:, cols], s[rows][:, cols]), expected)
 
 
@@ -751,5 +751,5 @@ def test_qa_answer_f1_equals_published_micro_f1(data: st.DataObject) -> None:
     assert close(C.qa_answer_f1(truth, pred), qa_sklearn(truth, pred))
     perfect = obj(*[(s.split() or [""])[0] for s in truth])
     assert C.qa_answer_f1(truth, perfect) == 1.0
-    order = permutation(data.draw, n)
+    order = permutation(data, n)
     assert close(C.qa_answer_f1(truth[order], pred[order]), C.qa_answer_f1(truth, pred))

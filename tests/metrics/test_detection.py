@@ -445,7 +445,7 @@ def kuzushiji_rows(draw):
         truth = []
         for _ in range(draw(st.integers(0, 5))):
             label = draw(st.sampled_from("AB"))
-            x, y = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+            x, y = draw(st.integers(0, 4)), draw(st.integers(0, 4))
             truth.append((label, x, y, draw(st.integers(1, 6)), draw(st.integers(1, 6))))
         pred = []
         for label, x, y, w, h in truth:

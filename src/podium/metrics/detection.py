@@ -284,13 +284,23 @@ def _ground_polygons(boxes: FloatArray) -> npt.NDArray[np.object_]:
     return polygons
 
 
-def _box3d_iou(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Element-wise IoU of rotated 3-D boxes: footprint overlap x vertical overlap / union volume."""
+def _box3d_iou(
+    a: FloatArray, b: FloatArray, pairs_a: IndexArray, pairs_b: IndexArray
+) -> FloatArray:
+    """IoU of rotated 3-D boxes a[pairs_a[k]] and b[pairs_b[k]]: footprint overlap x vertical
+    overlap / union volume. Only pairs whose footprints' circumcircles meet and whose heights
+    overlap go to shapely; the others are 0."""
     import shapely
 
-    area = shapely.area(shapely.intersection(_ground_polygons(a), _ground_polygons(b)))
+    a, b = a[pairs_a], b[pairs_b]
     top = np.minimum(a[:, 2] + a[:, 5] / 2, b[:, 2] + b[:, 5] / 2)
     bottom = np.maximum(a[:, 2] - a[:, 5] / 2, b[:, 2] - b[:, 5] / 2)
+    reach = (np.hypot(a[:, 3], a[:, 4]) + np.hypot(b[:, 3], b[:, 4])) / 2
+    near = np.flatnonzero((top > bottom) & (np.hypot(a[:, 0] - b[:, 0], a[:, 1] - b[:, 1]) < reach))
+    area = np.zeros(len(a))
+    area[near] = shapely.area(
+        shapely.intersection(_ground_polygons(a[near]), _ground_polygons(b[near]))
+    )
     inter = area * np.clip(top - bottom, 0, None)
     union = a[:, 3:6].prod(axis=1) + b[:, 3:6].prod(axis=1) - inter
     return np.clip(inter / union, 0, 1)
@@ -355,7 +365,7 @@ def map_3d(
 
     # best true box of each prediction: max IoU, first in answer order on ties
     p_idx, t_idx = _same_key_pairs(pred_keys, true_keys)
-    iou = _box3d_iou(pred.numbers[p_idx, 1:8], truth.numbers[t_idx, 1:8])
+    iou = _box3d_iou(pred.numbers[:, 1:8], truth.numbers[:, 1:8], p_idx, t_idx)
     order = np.lexsort((t_idx, -iou, p_idx))
     first = order[np.r_[True, p_idx[order][1:] != p_idx[order][:-1]]] if order.size else order
     scored = p_idx[first]  # predictions of a class present in their sample's truth
