@@ -53,6 +53,7 @@ METRICS: dict[str, Metric] = _table(
     ("quadratic_weighted_kappa", "classification:quadratic_weighted_kappa", True, 1.0),
     ("f1", "classification:f1", True, 1.0),
     ("multilabel_micro_f1", "classification:multilabel_micro_f1", True, 1.0),
+    ("mean_sample_fbeta", "classification:mean_sample_fbeta", True, 1.0),
     ("probabilistic_f1", "classification:probabilistic_f1", True, 1.0),
     ("matthews_corrcoef", "classification:matthews_corrcoef", True, 1.0),
     ("lwlrap", "classification:lwlrap", True, 1.0),

@@ -25,6 +25,7 @@ __all__ = [
     "lwlrap",
     "matthews_corrcoef",
     "mean_columnwise_roc_auc",
+    "mean_sample_fbeta",
     "multilabel_micro_f1",
     "probabilistic_f1",
     "qa_answer_f1",
@@ -415,6 +416,31 @@ def multilabel_micro_f1(y_true: AnyArray, y_pred: AnyArray) -> float:
     pred_keys = np.unique(pred_rows[known] * width + pred_code[known])
     tp = np.intersect1d(true_keys, pred_keys, assume_unique=True).size
     return float(_fbeta(tp, true_keys.size, pred_keys.size, 1.0))
+
+
+def mean_sample_fbeta(y_true: AnyArray, y_pred: AnyArray, *, beta: float = 1.0) -> float:
+    """Mean over rows of the F-beta of each row's tag set against its true tag set.
+
+    Tags are whitespace-separated and counted once per row; every predicted tag counts, including
+    tags that occur nowhere in the truth. A row where both sets are empty scores 1. The competitions'
+    own definitions for imet-2020-fgvc7 (F2) and facebook-recruiting-iii-keyword-extraction (F1).
+    """
+    n = _same_length(y_true, y_pred)
+    if n == 0:
+        return float("nan")
+    true_rows, true_tags = _split_tokens(y_true)
+    pred_rows, pred_tags = _split_tokens(y_pred)
+    vocabulary, codes = np.unique(np.concatenate([true_tags, pred_tags]), return_inverse=True)
+    width = max(vocabulary.size, 1)
+    true_keys = np.unique(true_rows * width + codes[: true_tags.size])
+    pred_keys = np.unique(pred_rows * width + codes[true_tags.size :])
+    hits = np.intersect1d(true_keys, pred_keys, assume_unique=True) // width
+    tp = np.bincount(hits, minlength=n)
+    n_true = np.bincount(true_keys // width, minlength=n)
+    n_pred = np.bincount(pred_keys // width, minlength=n)
+    scores = _fbeta(tp, n_true, n_pred, beta)
+    scores[(n_true == 0) & (n_pred == 0)] = 1.0
+    return float(scores.mean())
 
 
 def probabilistic_f1(y_true: AnyArray, y_score: FloatArray, *, beta: float = 1.0) -> float:

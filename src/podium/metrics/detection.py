@@ -62,18 +62,17 @@ def _parse(
                 [f"row {i + 1}" for i in empty[:5]],
                 "write at least one object in every row (see the sample submission)",
             )
-    tokens, rows = _tokenize(cells, len(names), what=what, answers=answers, fix=fix)
-    numeric = [k for k, name in enumerate(names) if name != "label"]
-    numbers = _to_numbers(
-        tokens[:, numeric].ravel(),
-        np.repeat(rows, len(numeric)),
-        np.float64,
-        what=f"{what} ('{layout}'): numeric token",
-        answers=answers,
-        fix=fix,
-    ).reshape(-1, len(numeric))
-    labels = tokens[:, names.index("label")] if "label" in names else np.zeros(len(tokens), str)
-    return _Records(labels, numbers, rows)
+    width = len(names)
+    tokens, rows = _tokenize(cells, width, what=what, answers=answers, fix=fix)
+    columns = [
+        _to_numbers(
+            tokens[k::width], rows, np.float64, what=f"{what}: {name}", answers=answers, fix=fix
+        )
+        for k, name in enumerate(names)
+        if name != "label"
+    ]
+    labels = tokens[names.index("label") :: width] if "label" in names else [""] * len(rows)
+    return _Records(np.array(labels, dtype=str), np.column_stack(columns), rows)
 
 
 def _same_key_pairs(keys_a: IntArray, keys_b: IntArray) -> tuple[IndexArray, IndexArray]:
@@ -269,41 +268,67 @@ def voc_map(
 # --------------------------------------------------------------------------------------------
 
 
-def _ground_polygons(boxes: FloatArray) -> npt.NDArray[np.object_]:
-    """Footprints of [cx, cy, cz, width, length, height, yaw] boxes: length along the heading."""
+class _Boxes3d(NamedTuple):
+    """Per box: footprint polygon, its axis-aligned bounds, bottom, top, footprint area, volume."""
+
+    polygons: npt.NDArray[np.object_]
+    bounds: FloatArray  # (n, 4): x_min, y_min, x_max, y_max
+    bottom: FloatArray
+    top: FloatArray
+    area: FloatArray
+    volume: FloatArray
+
+
+def _boxes_3d(boxes: FloatArray) -> _Boxes3d:
+    """Geometry of [cx, cy, cz, width, length, height, yaw] boxes (length along the heading)."""
     import shapely
 
-    cx, cy, _, width, length, _, yaw = boxes.T
-    cos, sin = np.cos(yaw), np.sin(yaw)
-    along = np.column_stack([cos, sin])[:, None, :] * (length / 2)[:, None, None]
-    across = np.column_stack([sin, -cos])[:, None, :] * (width / 2)[:, None, None]
-    signs_along = np.array([1, 1, -1, -1])[None, :, None]
-    signs_across = np.array([1, -1, -1, 1])[None, :, None]
-    corners = np.column_stack([cx, cy])[:, None, :] + signs_along * along + signs_across * across
-    polygons: npt.NDArray[np.object_] = shapely.polygons(corners)
-    return polygons
+    cx, cy, cz, width, length, height, yaw = boxes.T
+    heading = np.column_stack([np.cos(yaw), np.sin(yaw)])[:, None, :]
+    normal = heading[:, :, ::-1] * np.array([1, -1])  # (sin, -cos)
+    along = np.array([1, 1, -1, -1])[None, :, None] * (length / 2)[:, None, None] * heading
+    across = np.array([1, -1, -1, 1])[None, :, None] * (width / 2)[:, None, None] * normal
+    corners = np.column_stack([cx, cy])[:, None, :] + along + across
+    return _Boxes3d(
+        polygons=shapely.polygons(corners),
+        bounds=np.column_stack([corners.min(axis=1), corners.max(axis=1)]),
+        bottom=cz - height / 2,
+        top=cz + height / 2,
+        area=width * length,
+        volume=width * length * height,
+    )
+
+
+_PAIR_CHUNK = 1 << 20  # pairs per vectorised step: bounds the memory of dense scenes
 
 
 def _box3d_iou(
-    a: FloatArray, b: FloatArray, pairs_a: IndexArray, pairs_b: IndexArray
+    a: FloatArray, b: FloatArray, pairs_a: IndexArray, pairs_b: IndexArray, floor: float
 ) -> FloatArray:
-    """IoU of rotated 3-D boxes a[pairs_a[k]] and b[pairs_b[k]]: footprint overlap x vertical
-    overlap / union volume. Only pairs whose footprints' circumcircles meet and whose heights
-    overlap go to shapely; the others are 0."""
+    """IoU of the rotated 3-D boxes a[pairs_a[k]] and b[pairs_b[k]]: footprint intersection area
+    x vertical overlap / union volume, clipped to [0, 1].
+
+    Shapely runs only where the IoU may exceed ``floor``: an upper bound from the vertical overlap
+    and the overlap of the footprints' axis-aligned bounds rules the other pairs out, and they are
+    returned as 0 (an IoU <= floor can neither hit nor be the best match of a hit).
+    """
     import shapely
 
-    a, b = a[pairs_a], b[pairs_b]
-    top = np.minimum(a[:, 2] + a[:, 5] / 2, b[:, 2] + b[:, 5] / 2)
-    bottom = np.maximum(a[:, 2] - a[:, 5] / 2, b[:, 2] - b[:, 5] / 2)
-    reach = (np.hypot(a[:, 3], a[:, 4]) + np.hypot(b[:, 3], b[:, 4])) / 2
-    near = np.flatnonzero((top > bottom) & (np.hypot(a[:, 0] - b[:, 0], a[:, 1] - b[:, 1]) < reach))
-    area = np.zeros(len(a))
-    area[near] = shapely.area(
-        shapely.intersection(_ground_polygons(a[near]), _ground_polygons(b[near]))
-    )
-    inter = area * np.clip(top - bottom, 0, None)
-    union = a[:, 3:6].prod(axis=1) + b[:, 3:6].prod(axis=1) - inter
-    return np.clip(inter / union, 0, 1)
+    ga, gb = _boxes_3d(a), _boxes_3d(b)
+    iou = np.zeros(len(pairs_a))
+    for low in range(0, len(pairs_a), _PAIR_CHUNK):
+        i, j = pairs_a[low : low + _PAIR_CHUNK], pairs_b[low : low + _PAIR_CHUNK]
+        dz = np.minimum(ga.top[i], gb.top[j]) - np.maximum(ga.bottom[i], gb.bottom[j])
+        lo = np.maximum(ga.bounds[i, :2], gb.bounds[j, :2])
+        hi = np.minimum(ga.bounds[i, 2:], gb.bounds[j, 2:])
+        overlap = np.prod(np.clip(hi - lo, 0, None), axis=1)
+        bound = np.minimum(overlap, np.minimum(ga.area[i], gb.area[j])) * np.clip(dz, 0, None)
+        volumes = ga.volume[i] + gb.volume[j]
+        maybe = np.flatnonzero(bound > floor * (volumes - bound))  # bound / (V - bound) > floor
+        i, j, dz, volumes = i[maybe], j[maybe], dz[maybe], volumes[maybe]
+        inter = shapely.area(shapely.intersection(ga.polygons[i], gb.polygons[j])) * dz
+        iou[low + maybe] = np.clip(inter / (volumes - inter), 0, 1)
+    return iou
 
 
 def _check_sizes(records: _Records, answers: bool) -> None:
@@ -365,7 +390,8 @@ def map_3d(
 
     # best true box of each prediction: max IoU, first in answer order on ties
     p_idx, t_idx = _same_key_pairs(pred_keys, true_keys)
-    iou = _box3d_iou(pred.numbers[:, 1:8], truth.numbers[:, 1:8], p_idx, t_idx)
+    floor = min(iou_thresholds, default=1.0)
+    iou = _box3d_iou(pred.numbers[:, 1:8], truth.numbers[:, 1:8], p_idx, t_idx, floor)
     order = np.lexsort((t_idx, -iou, p_idx))
     first = order[np.r_[True, p_idx[order][1:] != p_idx[order][:-1]]] if order.size else order
     scored = p_idx[first]  # predictions of a class present in their sample's truth

@@ -68,10 +68,11 @@ def _snippet(text: str, limit: int = 40) -> str:
 
 def _tokenize(
     cells: Iterable[str], width: int, *, what: str, answers: bool, fix: str
-) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.intp]]:
+) -> tuple[list[str], npt.NDArray[np.intp]]:
     """Split every cell on whitespace into records of ``width`` tokens.
 
-    Returns the tokens as an (n_records, width) string array and the row of each record.
+    Returns all tokens in one flat list (token k of record r at ``r * width + k``, so column k is
+    ``tokens[k::width]``) and the row of each record.
     """
     cells = list(cells)
     split = [cell.split() for cell in cells]
@@ -84,13 +85,12 @@ def _tokenize(
             [f"row {i + 1} has {counts[i]} tokens: {_snippet(cells[i])}" for i in bad[:5]],
             fix,
         )
-    tokens = np.array(list(chain.from_iterable(split)), dtype=str).reshape(-1, width)
     rows = np.repeat(np.arange(len(cells), dtype=np.intp), counts // width)
-    return tokens, rows
+    return list(chain.from_iterable(split)), rows
 
 
 def _to_numbers(
-    tokens: npt.NDArray[np.str_],
+    tokens: Sequence[str],
     rows: npt.NDArray[np.intp],
     dtype: type[_Number],
     *,
@@ -98,27 +98,32 @@ def _to_numbers(
     answers: bool,
     fix: str,
 ) -> npt.NDArray[_Number]:
-    """Parse a 1-D token array as integers or finite floats, naming the offending rows."""
+    """Parse tokens (``rows[i]`` is the row of token i) as int64 or finite float64 values.
+
+    Python's ``int`` / ``float`` read each token; offending tokens are named with their row.
+    """
+    read = int if dtype is np.int64 else float
     try:
-        values: npt.NDArray[_Number] = tokens.astype(dtype)
+        values = np.fromiter(map(read, tokens), dtype=dtype, count=len(tokens))
         bad = ~np.isfinite(values)
     except (ValueError, OverflowError):  # slow path, only to find the offenders
-        bad = np.zeros(len(tokens), bool)
-        for i, token in enumerate(tokens):
-            try:
-                bad[i] = not np.isfinite(np.array([token]).astype(dtype))[0]
-            except (ValueError, OverflowError):
-                bad[i] = True
-        values = np.zeros(len(tokens), dtype)
+        bad = np.array([not _readable(token, read, dtype) for token in tokens], dtype=bool)
     if bad.any():
         kind = "an integer" if dtype is np.int64 else "a finite number"
         _reject(
             answers,
             f"{what}: every such token must be {kind}",
-            [f"row {rows[i] + 1}: {str(tokens[i])!r}" for i in np.flatnonzero(bad)[:5]],
+            [f"row {rows[i] + 1}: {tokens[i]!r}" for i in np.flatnonzero(bad)[:5]],
             fix,
         )
     return values
+
+
+def _readable(token: str, read: type[int] | type[float], dtype: type[_Number]) -> bool:
+    try:
+        return bool(np.isfinite(np.array([read(token)], dtype=dtype))[0])
+    except (ValueError, OverflowError):
+        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -160,7 +165,7 @@ def _rle_integers(
         pass
     tokens, rows = _tokenize(cells, 2, what=what, answers=answers, fix=_RLE_FIX)
     values = _to_numbers(
-        tokens.ravel(), np.repeat(rows, 2), np.int64, what=what, answers=answers, fix=_RLE_FIX
+        tokens, np.repeat(rows, 2), np.int64, what=what, answers=answers, fix=_RLE_FIX
     )
     return values, rows
 
