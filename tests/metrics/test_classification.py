@@ -123,6 +123,7 @@ def test_every_table_entry_exists_and_perfect_scores_match_the_table() -> None:
         "multilabel_micro_f1": lambda: C.multilabel_micro_f1(
             obj("a b", "c", ""), obj("b a", "c", "")
         ),
+        "mean_sample_fbeta": lambda: C.mean_sample_fbeta(obj("a b", "c", ""), obj("b a", "c", ""), beta=2.0),
         "probabilistic_f1": lambda: C.probabilistic_f1(y, y.copy()),
         "matthews_corrcoef": lambda: C.matthews_corrcoef(y, y.copy()),
         "lwlrap": lambda: C.lwlrap(two_d, two_d.copy()),
