@@ -224,7 +224,7 @@ def quadratic_weighted_kappa(y_true, y_pred, **_):
     return cohen_kappa_score(y_pred, y_true, weights="quadratic")
 
 
-def f1(y_true, y_pred, average="binary", **_):
+def f1(y_true, y_pred, average="macro", **_):
     from sklearn.metrics import f1_score
 
     return f1_score(_labels(y_true), _labels(y_pred), average=average)
@@ -325,11 +325,11 @@ def mean_log_mae_by_group(y_true, y_pred, groups, floor=None, **_):
         return float(np.log(per_group).mean())
 
 
-def laplace_log_likelihood(y_true, y_pred, confidence, patients, weeks, sigma_min=70.0, delta_max=1000.0, last_n=3, **_):
+def laplace_log_likelihood(y_true, y_pred, confidence, patients, weeks, sigma_floor=70.0, delta_cap=1000.0, last_n=3, **_):
     df = pd.DataFrame({"patient": patients, "week": np.asarray(weeks, float), "t": np.asarray(y_true, float), "p": np.asarray(y_pred, float), "c": np.asarray(confidence, float)})
     df = df.sort_values(["patient", "week"], kind="stable").groupby("patient").tail(last_n)
-    sigma = np.maximum(df["c"].fillna(0).to_numpy(), sigma_min)
-    delta = np.minimum(np.abs(df["t"].to_numpy() - df["p"].to_numpy()), delta_max)
+    sigma = np.maximum(df["c"].fillna(0).to_numpy(), sigma_floor)
+    delta = np.minimum(np.abs(df["t"].to_numpy() - df["p"].to_numpy()), delta_cap)
     metric = -np.sqrt(2) * delta / sigma - np.log(np.sqrt(2) * sigma)
     return float(np.mean(metric))
 
@@ -427,13 +427,11 @@ def normalized_sequence_levenshtein(y_true, y_pred, **_):
     return total / length
 
 
-def mean_word_jaccard(y_true, y_pred, both_empty=None, **_):
+def mean_word_jaccard(y_true, y_pred, both_empty=0.0, **_):
     scores = []
     for t, p in zip(y_true, y_pred, strict=True):
         a, b = set(_text(t).lower().split()), set(_text(p).lower().split())
-        if not a and not b:
-            if both_empty is None:
-                raise ZeroDivisionError("both texts empty")
+        if not a and not b:  # tweet-sentiment's published grader divides by zero here
             scores.append(both_empty)
             continue
         c = a & b
@@ -451,7 +449,7 @@ def _dice(a: np.ndarray, b: np.ndarray, empty: float) -> float:
     return 2.0 * np.logical_and(a, b).sum() / total
 
 
-def mean_dice_rle(y_true, y_pred, heights, widths, empty_score=float("nan"), empty_token=None, **_):
+def mean_dice_rle(y_true, y_pred, heights, widths, empty_score=1.0, empty_token=None, **_):
     scores = []
     for t, p, h, w in zip(y_true, y_pred, heights, widths, strict=True):
         t, p = _rle_text(t, empty_token), _rle_text(p, empty_token)
@@ -464,7 +462,7 @@ def _rle_text(value: Any, empty_token: str | None) -> str:
     return "" if empty_token is not None and text.strip() == empty_token else text
 
 
-def global_dice_rle(y_true, y_pred, heights, widths, empty_token=None, **_):
+def global_dice_rle(y_true, y_pred, heights, widths, empty_token="-", **_):
     truth, pred = [], []
     for t, p, h, w in zip(y_true, y_pred, heights, widths, strict=True):
         truth.append(rle_decode(_rle_text(t, empty_token), int(h), int(w)).ravel())
@@ -506,7 +504,7 @@ def dice_hausdorff(y_true, y_pred, ids, heights, widths, dice_weight=0.4, **_):
         pred_masks.append(b)
         dices.append(_dice(a, b, float("nan")))
     df = pd.DataFrame({"id": ids, "row": np.arange(len(ids))})
-    df["case_day"] = df["id"].str.rsplit("_", n=2).str[0]
+    df["case_day"] = df["id"].astype(str).str.partition("_slice_")[0]
     hausdorff = []
     for _, group in df.groupby("case_day", sort=False):
         slices: dict[str, list[int]] = {}
@@ -530,7 +528,7 @@ def dice_hausdorff(y_true, y_pred, ids, heights, widths, dice_weight=0.4, **_):
     return dice_weight * float(np.nanmean(dices)) + (1 - dice_weight) * (1 - float(np.nanmean(hausdorff)))
 
 
-def pixel_fbeta_rle(y_true, y_pred, heights, widths, beta=0.5, order="F", **_):
+def pixel_fbeta_rle(y_true, y_pred, heights, widths, beta=0.5, order="C", **_):
     from sklearn.metrics import fbeta_score
 
     scores = []
@@ -551,7 +549,7 @@ def _groups(cell: Any, size: int) -> list[list[str]]:
     return [tokens[i : i + size] for i in range(0, len(tokens), size)]
 
 
-def coco_map(y_true, y_pred, iou_threshold=0.5, corners_as_xywh=False, **_):
+def coco_map(y_true, y_pred, iou_threshold=0.4, corners_as_xywh=True, **_):
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 

@@ -1,10 +1,15 @@
 """Object-detection metrics on box strings (one cell per image or sample, objects concatenated).
 
-A cell holds repeated fixed-width records ("label confidence x0 y0 x1 y1 ..."). Cells are split
-once into a (records, width) token table plus the row of each record; matching then works on
-all rows at once where the greedy rule allows it (pairs of records that share a row and a label
-are enumerated with one ``searchsorted``), and loops only where a greedy choice depends on the
+A cell holds repeated fixed-width records ("label confidence x0 y0 x1 y1 ..."). All cells are
+split once into one table of records plus the row of each record; matching then works on all rows
+at once where the greedy rule allows it (pairs of records that share a row and a label are
+enumerated with one ``searchsorted``), and loops only where a greedy choice depends on the
 previous one.
+
+Speed (one core): kuzushiji-sized input (390 pages, 270k characters) scores in about 0.8 s;
+lyft-sized input (4.5k samples, 120k true boxes, 240k predictions) in about 5 s, most of it in
+shapely for the box pairs that can reach the lowest IoU threshold; siim in 0.1 s; vinbigdata
+(1.5k images) in about 1.5 s, nearly all in pycocotools.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from podium.metrics.masks import _reject, _to_numbers, _tokenize
+from podium.metrics._common import _reject, _to_numbers, _tokenize
 
 __all__ = ["coco_map", "map_3d", "point_in_box_f1", "voc_map"]
 
@@ -136,13 +141,15 @@ def coco_map(
     iou_threshold: float = 0.4,
     corners_as_xywh: bool = True,
 ) -> float:
-    """COCO mAP at one IoU threshold, via pycocotools (vinbigdata-chest-xray-abnormalities-detection).
+    """COCO mAP at one IoU threshold, via pycocotools.
 
-    Row i is image i; cells repeat "class_id confidence x_min y_min x_max y_max". Categories are the
-    class ids in the answers; COCOeval runs with ``iouThrs=[iou_threshold]``, default maxDets and
-    areas; the score is ``stats[0]``. ``corners_as_xywh=True`` reproduces the published grader,
-    which hands [x_min, y_min, x_max, y_max] to COCO as [x, y, w, h] (on both sides);
-    False converts the corners to a width and height. NaN when the answers hold no box.
+    vinbigdata-chest-xray-abnormalities-detection. Row i is image i; cells repeat "class_id
+    confidence x_min y_min x_max y_max". Categories are the class ids in the answers; COCOeval
+    runs with ``iouThrs=[iou_threshold]``, default maxDets and areas; the score is ``stats[0]``.
+    ``corners_as_xywh=True`` reproduces the published grader, which hands [x_min, y_min, x_max,
+    y_max] to COCO as [x, y, w, h] (on both sides); False converts the corners to a width and
+    height. An empty prediction cell is invalid (the published grader fails on it). NaN when the
+    answers hold no box.
     """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
@@ -185,7 +192,7 @@ def coco_map(
 
 
 def _box_iou(a: FloatArray, b: FloatArray) -> FloatArray:
-    """IoU of every box of ``a`` with every box of ``b`` ([x0, y0, x1, y1] rows); 0 if union <= 0."""
+    """IoU of every box of ``a`` with every box of ``b`` (rows [x0, y0, x1, y1]); 0 if no union."""
     width = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
     height = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
     inter = np.clip(width, 0, None) * np.clip(height, 0, None)
@@ -230,7 +237,7 @@ def voc_map(
     Per class and row, predictions in descending confidence take the unmatched true box with the
     highest IoU > ``iou_threshold`` -> (1, conf), else (0, conf); every unmatched true box adds
     (1, 0); a row with neither adds (0, 0). AP per class is sklearn's average precision of the
-    pooled pairs.
+    pooled pairs. An empty prediction cell is invalid (the published grader fails on it).
     """
     layout = "label confidence xmin ymin xmax ymax"
     truth = _parse(y_true, layout, answers=True)
@@ -363,14 +370,15 @@ def map_3d(
     *,
     iou_thresholds: tuple[float, ...] = _LYFT_THRESHOLDS,
 ) -> float:
-    """Lyft 3-D mAP: mean over (sample, IoU threshold) of the mean AP over the sample's true classes.
+    """Lyft 3-D mAP: mean over (sample, IoU threshold) of the mean AP over the true classes.
 
     3d-object-detection-for-autonomous-vehicles. Cells repeat "confidence cx cy cz width length
-    height yaw class_name" (answers carry confidence 1.0). Per sample and class, predictions by
-    descending confidence are matched to the true box of highest IoU; a hit needs IoU > threshold
-    and that box still unmatched. AP is the area under the precision envelope (VOC); a true class
-    without predictions has AP 0; predicted classes absent from the sample's truth are ignored.
-    NaN if a sample has no true box (its mean over no classes is undefined).
+    height yaw class_name" (answers carry confidence 1.0); an empty cell has no predictions. Per
+    sample and class, predictions by descending confidence are matched to the true box of highest
+    IoU; a hit needs IoU > threshold and that box still unmatched. AP is the area under the
+    precision envelope (VOC); a true class without predictions has AP 0; predicted classes absent
+    from the sample's truth are ignored. NaN if a sample has no true box (its mean over no classes
+    is undefined, as in the published grader).
     """
     layout = "confidence cx cy cz width length height yaw label"
     truth = _parse(y_true, layout, answers=True)
@@ -422,11 +430,12 @@ def map_3d(
 
 
 def point_in_box_f1(y_true: npt.NDArray[np.object_], y_pred: npt.NDArray[np.object_]) -> float:
-    """F1 of labelled points falling strictly inside true boxes, pooled over pages (kuzushiji-recognition).
+    """F1 of labelled points falling strictly inside true boxes, pooled over pages.
 
-    Truth cells repeat "unicode x y w h", predictions "unicode x y". For each true box in order,
-    the first unused prediction of the same label with x < px < x + w and y < py < y + h is
-    consumed (tp), else fn; unused predictions are fp. F1 = 2PR / (P + R), 0 when undefined.
+    kuzushiji-recognition. Truth cells repeat "unicode x y w h", predictions "unicode x y". For
+    each true box in order, the first unused prediction of the same label with x < px < x + w and
+    y < py < y + h is consumed (tp), else fn; unused predictions are fp. F1 = 2PR / (P + R), 0
+    when undefined.
     """
     truth = _parse(y_true, "label x y w h", answers=True)
     pred = _parse(y_pred, "label x y", answers=False)

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from itertools import chain
-from typing import Literal, NamedTuple, NoReturn, TypeVar, cast
+from typing import Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.errors import InvalidSubmissionError
+from podium.metrics._common import BoolArray, FloatArray, IntArray, _reject, _to_numbers, _tokenize
 
 __all__ = [
     "RleRuns",
@@ -38,92 +37,11 @@ __all__ = [
     "rle_runs",
 ]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
-_Number = TypeVar("_Number", np.int64, np.float64)
-
 _NO_INTEGERS = np.zeros(0, dtype=np.int64)
 _RLE_FIX = (
     "write each mask as space-separated 'start length' pairs: 1-indexed starts in ascending "
     "order, positive lengths, runs that neither overlap nor pass the last pixel of the image"
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Tokenising, shared with detection.py
-# --------------------------------------------------------------------------------------------
-
-
-def _reject(answers: bool, rule: str, examples: Sequence[object], fix: str) -> NoReturn:
-    """Raise InvalidSubmissionError for a prediction, a plain ValueError for broken answers."""
-    if answers:
-        raise ValueError(f"answers: {rule}: {', '.join(map(str, examples))}")
-    raise InvalidSubmissionError(rule, examples=examples, fix=fix)
-
-
-def _snippet(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _tokenize(
-    cells: Iterable[str], width: int, *, what: str, answers: bool, fix: str
-) -> tuple[list[str], npt.NDArray[np.intp]]:
-    """Split every cell on whitespace into records of ``width`` tokens.
-
-    Returns all tokens in one flat list (token k of record r at ``r * width + k``, so column k is
-    ``tokens[k::width]``) and the row of each record.
-    """
-    cells = list(cells)
-    split = [cell.split() for cell in cells]
-    counts = np.fromiter(map(len, split), dtype=np.intp, count=len(split))
-    bad = np.flatnonzero(counts % width)
-    if bad.size:
-        _reject(
-            answers,
-            f"{what}: the number of tokens in a cell must be a multiple of {width}",
-            [f"row {i + 1} has {counts[i]} tokens: {_snippet(cells[i])}" for i in bad[:5]],
-            fix,
-        )
-    rows = np.repeat(np.arange(len(cells), dtype=np.intp), counts // width)
-    return list(chain.from_iterable(split)), rows
-
-
-def _to_numbers(
-    tokens: Sequence[str],
-    rows: npt.NDArray[np.intp],
-    dtype: type[_Number],
-    *,
-    what: str,
-    answers: bool,
-    fix: str,
-) -> npt.NDArray[_Number]:
-    """Parse tokens (``rows[i]`` is the row of token i) as int64 or finite float64 values.
-
-    Python's ``int`` / ``float`` read each token; offending tokens are named with their row.
-    """
-    read = int if dtype is np.int64 else float
-    try:
-        values = np.fromiter(map(read, tokens), dtype=dtype, count=len(tokens))
-        bad = ~np.isfinite(values)
-    except (ValueError, OverflowError):  # slow path, only to find the offenders
-        bad = np.array([not _readable(token, read, dtype) for token in tokens], dtype=bool)
-    if bad.any():
-        kind = "an integer" if dtype is np.int64 else "a finite number"
-        _reject(
-            answers,
-            f"{what}: every such token must be {kind}",
-            [f"row {rows[i] + 1}: {tokens[i]!r}" for i in np.flatnonzero(bad)[:5]],
-            fix,
-        )
-    return values
-
-
-def _readable(token: str, read: type[int] | type[float], dtype: type[_Number]) -> bool:
-    try:
-        return bool(np.isfinite(np.array([read(token)], dtype=dtype))[0])
-    except (ValueError, OverflowError):
-        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,7 +145,7 @@ def _check_order(order: str) -> Literal["F", "C"]:
 
 
 def _paint(starts: IntArray, ends: IntArray, size: int) -> BoolArray:
-    """A flat mask of ``size`` pixels from sorted, disjoint [start, end) runs (no loop over runs)."""
+    """A flat mask of ``size`` pixels from sorted, disjoint [start, end) runs (no loop)."""
     bounds = np.concatenate(([0], np.column_stack([starts, ends]).ravel(), [size]))
     on = np.arange(bounds.size - 1) % 2 == 1
     return np.repeat(on, np.diff(bounds))
@@ -358,9 +276,10 @@ def global_dice_rle(
     widths: npt.ArrayLike,
     empty_token: str = "-",
 ) -> float:
-    """Dice over the pixels of all rows pooled (google-research-identify-contrails-reduce-global-warming).
+    """Dice over the pixels of all rows pooled together.
 
-    Cells equal to ``empty_token`` or "" are empty masks; NaN when every mask on both sides is empty.
+    google-research-identify-contrails-reduce-global-warming. Cells equal to ``empty_token`` or ""
+    are empty masks; NaN when every mask on both sides is empty.
     """
     sizes = _image_sizes(heights, widths, len(y_true))
     o = _overlap_of_cells(y_true, y_pred, sizes, empty_token)
