@@ -114,6 +114,7 @@ class Competition:
     leaderboard: Leaderboard | None
     folder: Path
     fixture: Mapping[str, Any] = field(default_factory=dict)
+    prepare: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -285,6 +286,7 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
         leaderboard=_read_leaderboard(cid, metric.higher_is_better),
         folder=COMPETITIONS_DIR / cid,
         fixture=merged.get("fixture") or {},
+        prepare=merged.get("prepare") or {},
     )
 
 

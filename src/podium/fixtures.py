@@ -16,7 +16,7 @@ import numpy as np
 from podium.competition import Column, Competition
 from podium.table import Frame, write_csv
 
-__all__ = ["Fixture", "make_fixture", "write_csv", "write_prepared"]
+__all__ = ["Fixture", "make_fixture", "make_raw", "write_csv", "write_prepared"]
 
 
 @dataclass
@@ -187,3 +187,31 @@ def write_prepared(competition: Competition, fixture: Fixture, data_dir: Path) -
         write_csv(fixture.answers, answers_path)
     write_csv(fixture.sample, prepared / competition.sample_submission)
     return prepared
+
+
+def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
+    """Write a tiny raw folder in the competition's real Kaggle layout, for tests of prepare.
+
+    A competition with a ``prepare.py`` supplies ``make_raw(raw, rng)``; a declarative one lists
+    its raw CSV files under ``prepare.raw`` as ``file: {rows: N, columns: {name: kind-or-spec}}``.
+    """
+    from podium.competition import _columns
+    from podium.data.prepare import _prepare_module
+
+    rng = np.random.default_rng(seed)
+    raw.mkdir(parents=True, exist_ok=True)
+    module = _prepare_module(competition.folder)
+    if module is not None and hasattr(module, "make_raw"):
+        module.make_raw(raw, rng)
+        return raw
+    files = competition.prepare.get("raw")
+    if not files:
+        raise ValueError(f"{competition.id}: no make_raw in prepare.py and no prepare.raw in competition.yaml")
+    for name, spec in files.items():
+        n = int(spec.get("rows", 200))
+        frame: dict[str, np.ndarray] = {}
+        for column in _columns(spec["columns"], f"{competition.id} prepare.raw"):
+            ids = _ids(column, n)
+            frame[column.name] = _values(column, rng, n, frame, ids)
+        write_csv(Frame(frame, n), raw / name)
+    return raw

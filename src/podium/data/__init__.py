@@ -1,0 +1,8 @@
+"""Data preparation: Kaggle download, the benchmark's splits, checksums and leak checks."""
+
+from __future__ import annotations
+
+from podium.data.layout import CompetitionPaths
+from podium.data.prepare import PrepareOutcome, prepare_competition, prepare_many
+
+__all__ = ["CompetitionPaths", "PrepareOutcome", "prepare_competition", "prepare_many"]

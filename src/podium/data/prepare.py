@@ -1,0 +1,263 @@
+"""`podium prepare`: Kaggle files in, a public folder (what the agent sees) and a private one out.
+
+Each competition is prepared into a staging folder that is renamed to ``prepared/`` only once the
+split, the description, the invariants, the leak scan and the checksums are all done; an
+interrupted run (Ctrl-C, kill -9, disk full) leaves at most a staging folder, which the next run
+removes. Downloaded or extracted raw files are kept in ``raw/`` until the prepare succeeds, so a
+rerun continues from what is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib.util import module_from_spec, spec_from_file_location
+from pathlib import Path
+from types import ModuleType
+from typing import Literal
+
+import numpy as np
+
+from podium.competition import Competition
+from podium.data.checksums import digest_tree
+from podium.data.layout import MARKER, CompetitionPaths
+from podium.data.leaks import scan_for_leaks
+from podium.data.split import SplitSpec, split_csv
+from podium.errors import HarnessError, PodiumError
+from podium.grading import expected_keys
+from podium.table import Frame, read_csv, to_numpy, write_csv
+
+__all__ = ["PrepareError", "PrepareOutcome", "check_invariants", "prepare_competition", "prepare_many"]
+
+Downloader = Callable[[Competition, CompetitionPaths], Path]
+
+
+class PrepareError(PodiumError):
+    """A competition could not be prepared; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class PrepareOutcome:
+    competition_id: str
+    status: Literal["prepared", "skipped", "failed"]
+    detail: str
+    seconds: float
+
+
+@cache
+def _prepare_module(folder: Path) -> ModuleType | None:
+    path = folder / "prepare.py"
+    if not path.exists():
+        return None
+    spec = spec_from_file_location("podium.competitions._prepare_" + folder.name.replace("-", "_"), path)
+    if spec is None or spec.loader is None:
+        raise HarnessError(f"cannot load {path}")
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _extract(archive: Path, paths: CompetitionPaths) -> Path:
+    """Extract a Kaggle zip (top level only) into raw/, atomically."""
+    staging = paths.root / f".raw.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        with zipfile.ZipFile(archive) as handle:
+            handle.extractall(staging)
+    except zipfile.BadZipFile as exc:
+        raise PrepareError(
+            f"{archive} is not a valid zip file ({exc}); download it again or pass the extracted folder"
+        ) from exc
+    shutil.rmtree(paths.raw, ignore_errors=True)
+    os.replace(staging, paths.raw)
+    return paths.raw
+
+
+def _raw_folder(
+    competition: Competition, paths: CompetitionPaths, source: Path | None, download: Downloader | None
+) -> Path:
+    if source is not None:
+        if source.is_dir():
+            return source
+        if source.is_file() and zipfile.is_zipfile(source):
+            return _extract(source, paths)
+        raise PrepareError(f"--from {source}: expected the competition's Kaggle zip or its extracted folder")
+    if paths.raw.is_dir():
+        return paths.raw  # extracted by an earlier run
+    if download is None:
+        raise PrepareError(
+            f"no raw data for {competition.id}: pass --from PATH (the Kaggle zip or folder) or set Kaggle credentials to download it"
+        )
+    return _extract(download(competition, paths), paths)
+
+
+def _sample_submission(competition: Competition, ids: Frame, path: Path) -> None:
+    """A sample submission from the answers' ids and each column's declared default."""
+    columns = {}
+    for column in competition.columns:
+        if column.name in competition.id_columns:
+            columns[column.name] = ids[column.name]
+        elif "default" in column.options:
+            columns[column.name] = np.full(ids.n_rows, str(column.options["default"]), dtype=object)
+        else:
+            raise HarnessError(
+                f"{competition.id}: column {column.name!r} declares no default for the sample submission"
+            )
+    write_csv(Frame(columns, ids.n_rows), path)
+
+
+def _run_prepare(competition: Competition, raw: Path, public: Path, private: Path) -> None:
+    public.mkdir(parents=True)
+    private.mkdir(parents=True)
+    module = _prepare_module(competition.folder)
+    if module is not None:
+        module.prepare(raw, public, private, version=competition.version)
+        return
+    spec = competition.prepare.get("split")
+    if spec is None:
+        raise HarnessError(
+            f"{competition.id} declares no prepare step (prepare.py or prepare.split in competition.yaml)"
+        )
+    split = SplitSpec.from_dict(dict(spec))
+    split_csv(split, raw, public, private, competition.answers)
+    answers = read_csv(private / competition.answers, what="answers")
+    _sample_submission(
+        competition,
+        Frame({c: answers[c] for c in competition.id_columns}, answers.n_rows),
+        public.parent / competition.sample_submission,
+    )
+
+
+def check_invariants(competition: Competition, prepared: Path) -> set[str]:
+    """Assert what every prepare must guarantee; returns the test ids (as text)."""
+    answers_path = prepared / "private" / competition.answers
+    sample_path = prepared / competition.sample_submission
+    for path in (answers_path, sample_path):
+        if not path.is_file():
+            raise HarnessError(f"{competition.id}: prepare did not write {path.relative_to(prepared)}")
+    hooks = competition.hooks
+    answers = (
+        hooks.load_answers(answers_path)
+        if hooks is not None and hasattr(hooks, "load_answers")
+        else read_csv(answers_path, what="answers")
+    )
+    answer_keys = set(to_numpy(expected_keys(competition, answers, answers=True)).astype(str).tolist())
+    sample_keys = set(
+        to_numpy(expected_keys(competition, read_csv(sample_path, what="sample submission"), answers=False))
+        .astype(str)
+        .tolist()
+    )
+    if competition.matching.get("extra_ids"):
+        if not answer_keys <= sample_keys:
+            raise HarnessError(f"{competition.id}: the sample submission lacks answer ids")
+    elif answer_keys != sample_keys:
+        raise HarnessError(
+            f"{competition.id}: the sample submission and the answers carry different ids ({len(sample_keys ^ answer_keys)} differ)"
+        )
+    return answer_keys
+
+
+def _description(competition: Competition, obfuscated: bool) -> Path | None:
+    name = "description_obfuscated.md" if obfuscated else "description.md"
+    path = competition.folder / name
+    return path if path.is_file() else None
+
+
+def prepare_competition(
+    competition: Competition,
+    data_dir: Path,
+    *,
+    source: Path | None = None,
+    force: bool = False,
+    keep_raw: bool = False,
+    obfuscated: bool = False,
+    download: Downloader | None = None,
+) -> PrepareOutcome:
+    """Prepare one competition; raises PrepareError / HarnessError on failure."""
+    started = time.monotonic()
+    paths = CompetitionPaths(data_dir, competition.id)
+    record = paths.record()
+    if record is not None and not force:
+        if record.get("version") == competition.version:
+            return PrepareOutcome(competition.id, "skipped", f"already prepared (version {competition.version})", 0.0)
+        raise PrepareError(
+            f"{competition.id} is prepared at version {record.get('version')}, not {competition.version}; pass --force to prepare again"
+        )
+    paths.root.mkdir(parents=True, exist_ok=True)
+    for stale in paths.stale_staging():
+        shutil.rmtree(stale, ignore_errors=True)
+    raw = _raw_folder(competition, paths, source, download)
+    staging = paths.staging(str(os.getpid()))
+    try:
+        try:
+            _run_prepare(competition, raw, staging / "public", staging / "private")
+        except FileNotFoundError as exc:
+            missing = exc.filename or str(exc)
+            raise PrepareError(
+                f"{competition.id}: a raw file is missing ({missing}); the download or the --from folder is incomplete. "
+                f"Delete {paths.raw} and prepare again, or pass --from with the complete Kaggle zip"
+            ) from exc
+        description = _description(competition, obfuscated)
+        if description is not None:
+            shutil.copyfile(description, staging / "public" / "description.md")
+        test_ids = check_invariants(competition, staging)
+        leaks = scan_for_leaks(competition, staging / "public", staging / "private", test_ids)
+        if leaks:
+            raise HarnessError(f"{competition.id}: the leak scan found: " + "; ".join(leaks))
+        marker = {"competition_id": competition.id, "version": competition.version, "checksums": digest_tree(staging)}
+        (staging / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+        if paths.prepared.exists():
+            shutil.rmtree(paths.prepared)
+        os.replace(staging, paths.prepared)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not keep_raw and source is None:
+        shutil.rmtree(paths.raw, ignore_errors=True)
+    return PrepareOutcome(competition.id, "prepared", f"version {competition.version}", time.monotonic() - started)
+
+
+def prepare_many(
+    competitions: Iterable[Competition],
+    data_dir: Path,
+    *,
+    source_dir: Path | None = None,
+    force: bool = False,
+    keep_raw: bool = False,
+    obfuscated: bool = False,
+    download: Downloader | None = None,
+) -> list[PrepareOutcome]:
+    """Prepare each competition, going on past failures; ``source_dir`` holds <id>.zip or <id>/."""
+    outcomes = []
+    comps = list(competitions)
+    for i, comp in enumerate(comps, start=1):
+        print(f"[{i}/{len(comps)}] {comp.ref}", file=sys.stderr)
+        source = None
+        if source_dir is not None:
+            candidates = [source_dir / f"{comp.id}.zip", source_dir / comp.id]
+            source = next((c for c in candidates if c.exists()), None)
+            if source is None and len(comps) == 1 and source_dir.exists():
+                source = source_dir
+        started = time.monotonic()
+        try:
+            outcomes.append(
+                prepare_competition(
+                    comp,
+                    data_dir,
+                    source=source,
+                    force=force,
+                    keep_raw=keep_raw,
+                    obfuscated=obfuscated,
+                    download=download,
+                )
+            )
+        except Exception as exc:  # --all goes on past any failure and reports it in the summary
+            reason = str(exc) if isinstance(exc, PodiumError) else f"{type(exc).__name__}: {exc}"
+            outcomes.append(PrepareOutcome(comp.id, "failed", reason, time.monotonic() - started))
+    return outcomes

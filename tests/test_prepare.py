@@ -1,0 +1,136 @@
+"""Preparation over every competition that declares a prepare step, from generated raw data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from podium import competition as registry
+from podium.competition import Competition
+from podium.data.layout import CompetitionPaths
+from podium.data.prepare import PrepareError, _prepare_module, prepare_competition
+from podium.fixtures import make_raw
+from podium.grading import grade, load_answers
+from podium.metrics import METRICS
+from podium.table import write_csv
+
+
+def _has_prepare(comp: Competition) -> bool:
+    return bool(comp.prepare.get("split")) or _prepare_module(comp.folder) is not None
+
+
+PREPARED = [cid for cid in registry.ids() if _has_prepare(registry.get(cid))]
+
+
+@pytest.fixture(scope="module", params=PREPARED)
+def prepared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Competition, Path, Path]:
+    comp = registry.get(request.param)
+    root = tmp_path_factory.mktemp(comp.id.replace("-", "_")[:40])
+    raw = make_raw(comp, root / "raw-source")
+    outcome = prepare_competition(comp, root / "data", source=raw)
+    assert outcome.status == "prepared", outcome
+    return comp, raw, root / "data"
+
+
+def test_prepared_layout_and_record(prepared: tuple[Competition, Path, Path]) -> None:
+    comp, _, data_dir = prepared
+    paths = CompetitionPaths(data_dir, comp.id)
+    record = paths.record()
+    assert record is not None and record["version"] == comp.version
+    assert (paths.private / comp.answers).is_file()
+    assert (paths.prepared / comp.sample_submission).is_file()
+    assert not list(paths.root.glob(".prepared.tmp-*"))
+    if (comp.folder / "description.md").is_file():
+        assert (paths.public / "description.md").read_text() == (comp.folder / "description.md").read_text()
+
+
+def test_answers_win_gold_and_sample_is_valid(prepared: tuple[Competition, Path, Path], tmp_path: Path) -> None:
+    comp, _, data_dir = prepared
+    answers = load_answers(comp, data_dir)
+    hooks = comp.hooks
+    perfect = hooks.perfect_submission(comp, answers) if hooks is not None and hasattr(hooks, "perfect_submission") else answers
+    report = grade(comp, write_csv(perfect, tmp_path / "perfect.csv"), data_dir)
+    assert report.valid_submission, report.error
+    best = METRICS[comp.metric.name].best
+    if best is not None:
+        assert report.score == pytest.approx(best, abs=1e-6)
+    if comp.awards_medals and comp.leaderboard is not None:
+        assert report.gold_medal
+    sample = grade(comp, CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission, data_dir)
+    assert sample.valid_submission, sample.error
+
+
+def test_rerun_skips_and_force_reproduces_checksums(prepared: tuple[Competition, Path, Path]) -> None:
+    comp, raw, data_dir = prepared
+    paths = CompetitionPaths(data_dir, comp.id)
+    before = paths.record()
+    assert prepare_competition(comp, data_dir, source=raw).status == "skipped"
+    assert prepare_competition(comp, data_dir, source=raw, force=True).status == "prepared"
+    after = paths.record()
+    assert before is not None and after is not None
+    assert after["checksums"] == before["checksums"], "prepare must be deterministic"
+
+
+# ---- robustness, on one small declarative competition ---------------------------------------
+
+COMP = "spaceship-titanic"
+
+
+def test_interrupted_prepare_leaves_nothing_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    comp = registry.get(COMP)
+    raw = make_raw(comp, tmp_path / "raw")
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("podium.data.prepare.scan_for_leaks", crash)
+    with pytest.raises(KeyboardInterrupt):
+        prepare_competition(comp, tmp_path / "data", source=raw)
+    paths = CompetitionPaths(tmp_path / "data", comp.id)
+    assert not paths.prepared.exists() and not list(paths.root.glob(".prepared.tmp-*"))
+    monkeypatch.undo()
+    assert prepare_competition(comp, tmp_path / "data", source=raw).status == "prepared"
+
+
+def test_stale_staging_from_a_killed_run_is_removed(tmp_path: Path) -> None:
+    comp = registry.get(COMP)
+    raw = make_raw(comp, tmp_path / "raw")
+    paths = CompetitionPaths(tmp_path / "data", comp.id)
+    stale = paths.staging("12345")
+    (stale / "public").mkdir(parents=True)
+    (stale / "public" / "train.csv").write_text("half-written")
+    assert not paths.prepared.exists()
+    assert prepare_competition(comp, tmp_path / "data", source=raw).status == "prepared"
+    assert not stale.exists()
+
+
+def test_missing_raw_file_is_a_clear_error(tmp_path: Path) -> None:
+    comp = registry.get(COMP)
+    raw = make_raw(comp, tmp_path / "raw")
+    (raw / "train.csv").unlink()
+    with pytest.raises(PrepareError, match=r"raw file is missing.*train\.csv"):
+        prepare_competition(comp, tmp_path / "data", source=raw)
+    assert not CompetitionPaths(tmp_path / "data", comp.id).prepared.exists()
+
+
+def test_no_raw_data_and_no_credentials(tmp_path: Path) -> None:
+    with pytest.raises(PrepareError, match="--from"):
+        prepare_competition(registry.get(COMP), tmp_path / "data")
+
+
+def test_split_matches_train_test_split_on_the_whole_table(tmp_path: Path) -> None:
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    comp = registry.get(COMP)
+    raw = make_raw(comp, tmp_path / "raw")
+    prepare_competition(comp, tmp_path / "data", source=raw)
+    table = pd.read_csv(raw / "train.csv", dtype=str)
+    _, expected = train_test_split(table, test_size=0.1, random_state=0)
+    answers = pd.read_csv(tmp_path / "data" / comp.id / "prepared" / "private" / comp.answers, dtype=str)
+    assert sorted(answers["PassengerId"]) == sorted(expected["PassengerId"])
+    public_test = pd.read_csv(tmp_path / "data" / comp.id / "prepared" / "public" / "test.csv", dtype=str)
+    assert "Transported" not in public_test.columns
+    assert np.array_equal(np.sort(public_test["PassengerId"]), np.sort(answers["PassengerId"]))
