@@ -5,6 +5,8 @@
     podium grade-sample SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
     podium validate SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
+    podium prepare -c ID | --split NAME | --all | --list FILE [--data-dir DIR] [--from PATH] [--keep-raw] [--force]
+    podium verify [-c ID | --split NAME] [--data-dir DIR]
     podium example [--split NAME] [--output-dir DIR]
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
@@ -130,6 +132,82 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _selected(args: argparse.Namespace) -> list[str]:
+    from podium import competition as registry
+
+    if getattr(args, "list", None):
+        names = [line.strip() for line in Path(args.list).read_text(encoding="utf-8").splitlines()]
+        return [n for n in names if n and not n.startswith("#")]
+    if getattr(args, "all", False):
+        return registry.ids()
+    if args.split:
+        return registry.split_ids(args.split)
+    if args.competition:
+        return list(args.competition)
+    raise PodiumError("name what to prepare: -c ID (repeatable), --split NAME, --all or --list FILE")
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.data.prepare import prepare_many
+    from podium.grading import default_data_dir
+
+    comps = [registry.get(ref) for ref in _selected(args)]
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    source = Path(args.source) if args.source else None
+    download = None
+    if source is None:
+        from podium.data import kaggle
+
+        missing = [c for c in comps if not (data_dir / c.id / "prepared").exists() or args.force]
+        if missing:
+            pending = kaggle.preflight([c.id for c in missing])
+            if pending:
+                print("Accept the rules of these competitions on Kaggle, then run the command again:", file=sys.stderr)
+                for item in pending:
+                    print(f"  {item.competition_id}: {item.rules_url}", file=sys.stderr)
+                return 2
+        download = kaggle.download
+    outcomes = prepare_many(
+        comps,
+        data_dir,
+        source_dir=source,
+        force=args.force,
+        keep_raw=args.keep_raw,
+        obfuscated=args.obfuscated,
+        download=download,
+    )
+    rows = [[o.competition_id, o.status, f"{o.seconds:.1f}s", o.detail] for o in outcomes]
+    print(_table(rows, ["competition", "status", "time", "detail"]))
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("prepared", "skipped", "failed")}
+    print(
+        f"\n{counts['prepared']} prepared, {counts['skipped']} skipped, {counts['failed']} failed (data in {data_dir})"
+    )
+    return 1 if counts["failed"] else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.data.verify import verify
+    from podium.grading import default_data_dir
+
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    refs = (
+        registry.split_ids(args.split)
+        if args.split
+        else (list(args.competition) if args.competition else registry.ids())
+    )
+    results = [verify(registry.get(ref), data_dir) for ref in refs]
+    results = [r for r in results if args.competition or args.split or r.status != "not prepared"]
+    print(
+        _table(
+            [[r.competition_id, r.status, "; ".join(r.problems)[:160]] for r in results],
+            ["competition", "status", "problems"],
+        )
+    )
+    return 1 if any(r.status == "mismatch" for r in results) else 0
+
+
 def cmd_example(args: argparse.Namespace) -> int:
     from podium.batch import run_example
 
@@ -171,6 +249,39 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", required=True, help="where the grading report is written")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=cmd_grade)
+
+    p = sub.add_parser("prepare", help="prepare competitions: Kaggle files -> public/ and private/")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "-c", "--competition", action="append", help="competition id (repeatable), optionally id@VERSION"
+    )
+    which.add_argument(
+        "--split", help="every competition of a split (low/lite, medium, high, split75, dev, systemcard)"
+    )
+    which.add_argument("--all", action="store_true", help="every registered competition")
+    which.add_argument("--list", help="a file with one competition id per line")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="where DIR/ID/{raw,prepared} live (default: $PODIUM_DATA_DIR or the user cache dir)",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        default=None,
+        help="already downloaded data: a Kaggle zip or extracted folder (or a folder of <id>.zip / <id>/)",
+    )
+    p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
+    p.add_argument("--force", action="store_true", help="prepare again even if prepared")
+    p.add_argument("--obfuscated", action="store_true", help="give the agent the description that names no competition")
+    p.set_defaults(fn=cmd_prepare)
+
+    p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
+    which.add_argument("--split", help="every competition of a split")
+    p.add_argument("--data-dir", default=None)
+    p.set_defaults(fn=cmd_verify)
 
     p = sub.add_parser(
         "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"

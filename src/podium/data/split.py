@@ -74,7 +74,8 @@ def test_mask(n_rows: int, test_size: float | int, random_state: int) -> np.ndar
     """Boolean mask of the rows ``train_test_split`` puts in the test set."""
     from sklearn.model_selection import train_test_split
 
-    _, test_rows = train_test_split(np.arange(n_rows), test_size=test_size, random_state=random_state)
+    rows = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)  # half the memory on big files
+    _, test_rows = train_test_split(rows, test_size=test_size, random_state=random_state)
     mask = np.zeros(n_rows, dtype=bool)
     mask[test_rows] = True
     return mask

@@ -1,0 +1,44 @@
+"""`podium verify`: prepared data against the checksums recorded when it was prepared.
+
+The record in ``prepared/podium.json`` is written by prepare; where a competition version also
+ships reference checksums (``checksums.json`` beside its declaration, from a prepare of the real
+Kaggle data), those are checked too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from podium.competition import Competition
+from podium.data.checksums import compare, digest_tree
+from podium.data.layout import CompetitionPaths
+
+__all__ = ["VerifyResult", "verify"]
+
+
+@dataclass
+class VerifyResult:
+    competition_id: str
+    status: Literal["ok", "mismatch", "not prepared"]
+    problems: list[str] = field(default_factory=list)
+
+
+def verify(competition: Competition, data_dir: Path) -> VerifyResult:
+    paths = CompetitionPaths(data_dir, competition.id)
+    record = paths.record()
+    if record is None:
+        return VerifyResult(competition.id, "not prepared", [f"no prepared data under {paths.root}"])
+    problems = []
+    if record.get("version") != competition.version:
+        problems.append(f"prepared at version {record.get('version')}, the registry's is {competition.version}")
+    actual = digest_tree(paths.prepared)
+    problems += compare(record.get("checksums", {}), actual)
+    reference = competition.folder / "checksums.json"
+    if reference.is_file():
+        published = json.loads(reference.read_text(encoding="utf-8")).get(str(competition.version))
+        if published:
+            problems += [f"reference: {p}" for p in compare(published, actual)]
+    return VerifyResult(competition.id, "mismatch" if problems else "ok", problems)
