@@ -63,13 +63,13 @@ def generate(path: Path, rows: int, block: int = 2_000_000) -> None:
             seconds = rng.integers(0, 6 * 365 * 86400, n)
             stamps = (start + seconds.astype("timedelta64[s]")).astype(str)
             keys = np.char.add(np.char.add(stamps, "."), np.arange(offset, offset + n).astype(str))
-            batch = pa.record_batch([
+            table = pa.Table.from_arrays([
                 pa.array(keys), pa.array(np.round(rng.gamma(2.0, 5.0, n), 2)), pa.array(np.char.add(stamps, " UTC")),
                 pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)), pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
                 pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)), pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
                 pa.array(rng.integers(1, 7, n)),
             ], schema=schema)
-            writer.write_batch(batch)
+            writer.write_table(table)
 
 
 def run(code: str, *args: str) -> tuple[float, float, str]:
