@@ -159,7 +159,12 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     if source is None:
         from podium.data import kaggle
 
-        missing = [c for c in comps if not (data_dir / c.id / "prepared").exists() or args.force]
+        # only competitions that will download: not prepared yet (or --force) and not already extracted
+        missing = [
+            c
+            for c in comps
+            if (args.force or not (data_dir / c.id / "prepared").exists()) and not (data_dir / c.id / "raw").is_dir()
+        ]
         if missing:
             pending = kaggle.preflight([c.id for c in missing])
             if pending:

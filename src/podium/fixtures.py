@@ -122,15 +122,20 @@ def _generic_answers(competition: Competition, rng: np.random.Generator, n: int)
     for name in ordered:
         if name not in frame:
             frame[name] = _values(competition.answer_column(name), rng, n, frame, frame[competition.id_columns[0]])
-    one_hot = settings.get("one_hot")
-    if one_hot:
-        hot = rng.integers(0, len(one_hot), n)
-        hot[: len(one_hot)] = np.arange(len(one_hot))[:n]  # every class appears
-        for j, name in enumerate(one_hot):
-            frame[name] = np.where(hot == j, "1", "0").astype(object)
+    _set_one_hot(frame, list(settings.get("one_hot", ())), rng, n)
     for name in settings.get("both_classes", ()):  # binary targets need both classes for AUC-like metrics
         frame[name][0], frame[name][1] = "0", "1"
     return Frame(frame, n)
+
+
+def _set_one_hot(frame: dict[str, np.ndarray], names: list[str], rng: np.random.Generator, n: int) -> None:
+    """Make ``names`` one-hot rows (each class appears at least once when n allows)."""
+    if not names:
+        return
+    hot = rng.integers(0, len(names), n)
+    hot[: len(names)] = np.arange(len(names))[:n]
+    for j, name in enumerate(names):
+        frame[name] = np.where(hot == j, "1", "0").astype(object)
 
 
 def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
@@ -213,5 +218,6 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
         for column in _columns(spec["columns"], f"{competition.id} prepare.raw"):
             ids = _ids(column, n)
             frame[column.name] = _values(column, rng, n, frame, ids)
+        _set_one_hot(frame, list(spec.get("one_hot", ())), rng, n)
         write_csv(Frame(frame, n), raw / name)
     return raw

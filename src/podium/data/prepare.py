@@ -72,6 +72,13 @@ def _extract(archive: Path, paths: CompetitionPaths) -> Path:
         with zipfile.ZipFile(archive) as handle:
             handle.extractall(staging)
     except zipfile.BadZipFile as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if archive == paths.zip:  # our own download: set it aside so the next run fetches it afresh
+            aside = archive.with_suffix(".zip.corrupt")
+            os.replace(archive, aside)
+            raise PrepareError(
+                f"{archive} is not a valid zip file ({exc}); moved it to {aside.name}, run again to download it afresh"
+            ) from exc
         raise PrepareError(
             f"{archive} is not a valid zip file ({exc}); download it again or pass the extracted folder"
         ) from exc
@@ -220,6 +227,7 @@ def prepare_competition(
         shutil.rmtree(staging, ignore_errors=True)
     if not keep_raw and source is None:
         shutil.rmtree(paths.raw, ignore_errors=True)
+        paths.zip.unlink(missing_ok=True)
     return PrepareOutcome(competition.id, "prepared", f"version {competition.version}", time.monotonic() - started)
 
 
