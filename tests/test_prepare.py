@@ -25,7 +25,9 @@ PREPARED = [cid for cid in registry.ids() if _has_prepare(registry.get(cid))]
 
 
 @pytest.fixture(scope="module", params=PREPARED)
-def prepared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Competition, Path, Path]:
+def prepared(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Competition, Path, Path]:
     comp = registry.get(request.param)
     root = tmp_path_factory.mktemp(comp.id.replace("-", "_")[:40])
     raw = make_raw(comp, root / "raw-source")
@@ -50,7 +52,11 @@ def test_answers_win_gold_and_sample_is_valid(prepared: tuple[Competition, Path,
     comp, _, data_dir = prepared
     answers = load_answers(comp, data_dir)
     hooks = comp.hooks
-    perfect = hooks.perfect_submission(comp, answers) if hooks is not None and hasattr(hooks, "perfect_submission") else answers
+    perfect = (
+        hooks.perfect_submission(comp, answers)
+        if hooks is not None and hasattr(hooks, "perfect_submission")
+        else answers
+    )
     report = grade(comp, write_csv(perfect, tmp_path / "perfect.csv"), data_dir)
     assert report.valid_submission, report.error
     best = METRICS[comp.metric.name].best
@@ -134,3 +140,44 @@ def test_split_matches_train_test_split_on_the_whole_table(tmp_path: Path) -> No
     public_test = pd.read_csv(tmp_path / "data" / comp.id / "prepared" / "public" / "test.csv", dtype=str)
     assert "Transported" not in public_test.columns
     assert np.array_equal(np.sort(public_test["PassengerId"]), np.sort(answers["PassengerId"]))
+
+
+def test_kill_9_mid_prepare_then_rerun(tmp_path: Path) -> None:
+    """A real SIGKILL while the staging folder is being written: nothing looks ready, rerun works."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    comp = registry.get(COMP)
+    raw = make_raw(comp, tmp_path / "raw")
+    data = tmp_path / "data"
+    code = (
+        "import sys, time\n"
+        "import podium.data.prepare as p\n"
+        "from podium import competition as registry\n"
+        "from pathlib import Path\n"
+        "def stall(*a, **k):\n"
+        "    print('staged', flush=True); time.sleep(60)\n"
+        "p.scan_for_leaks = stall\n"
+        "p.prepare_competition(registry.get(sys.argv[1]), Path(sys.argv[2]), source=Path(sys.argv[3]))\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, COMP, str(data), str(raw)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "staged"
+        paths = CompetitionPaths(data, comp.id)
+        assert list(paths.root.glob(".prepared.tmp-*")), "the staging folder should exist mid-prepare"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not paths.prepared.exists(), "a killed prepare must leave nothing that looks ready"
+    from podium.errors import DataNotFoundError
+
+    with pytest.raises(DataNotFoundError):
+        load_answers(comp, data)
+    assert prepare_competition(comp, data, source=raw).status == "prepared"
+    assert not list(paths.root.glob(".prepared.tmp-*"))
