@@ -181,3 +181,14 @@ def test_kill_9_mid_prepare_then_rerun(tmp_path: Path) -> None:
         load_answers(comp, data)
     assert prepare_competition(comp, data, source=raw).status == "prepared"
     assert not list(paths.root.glob(".prepared.tmp-*"))
+
+
+def test_grading_other_version_than_prepared_warns(tmp_path: Path) -> None:
+    comp = registry.get("tgs-salt-identification-challenge")
+    raw = make_raw(comp, tmp_path / "raw")
+    prepare_competition(comp, tmp_path / "data", source=raw)
+    sample = CompetitionPaths(tmp_path / "data", comp.id).prepared / comp.sample_submission
+    same = grade(comp, sample, tmp_path / "data")
+    assert not any("prepared for version" in w for w in same.warnings)
+    older = grade(registry.get(f"{comp.id}@1"), sample, tmp_path / "data")
+    assert any("prepared for version 2, graded as version 1" in w for w in older.warnings)

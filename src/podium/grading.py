@@ -7,6 +7,7 @@ never reported as the agent's invalid submission.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -316,4 +317,20 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
         frame = read_csv(path)
     except InvalidSubmissionError as exc:
         return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
-    return grade_frames(competition, answers, frame, path)
+    report = grade_frames(competition, answers, frame, path)
+    prepared_as = _prepared_version(competition, Path(data_dir) if data_dir else default_data_dir())
+    if prepared_as is not None and prepared_as != competition.version:
+        report.warnings.append(
+            f"the data was prepared for version {prepared_as}, graded as version {competition.version}; "
+            f"grade with {competition.id}@{prepared_as} or prepare again with --force"
+        )
+    return report
+
+
+def _prepared_version(competition: Competition, data_dir: Path) -> int | None:
+    """The version recorded by `podium prepare` (None for data prepared elsewhere)."""
+    marker = data_dir / competition.id / "prepared" / "podium.json"
+    if not marker.is_file():
+        return None
+    version = json.loads(marker.read_text(encoding="utf-8")).get("version")
+    return int(version) if version is not None else None
