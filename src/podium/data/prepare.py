@@ -98,6 +98,14 @@ def _raw_folder(
         raise PrepareError(f"--from {source}: expected the competition's Kaggle zip or its extracted folder")
     if paths.raw.is_dir():
         return paths.raw  # extracted by an earlier run
+    module = _prepare_module(competition.folder)
+    if module is not None and hasattr(module, "fetch_raw"):  # data shipped by a package: no download
+        staging = paths.root / f".raw.tmp-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        module.fetch_raw(staging)
+        os.replace(staging, paths.raw)
+        return paths.raw
     if download is None:
         raise PrepareError(
             f"no raw data for {competition.id}: pass --from PATH (the Kaggle zip or folder) or set Kaggle credentials to download it"

@@ -16,99 +16,20 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import struct
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from podium.data import tfrecord
+
 LABEL_FEATURES = frozenset({"target"})
-_CRC_TABLE = [0] * 256
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE[_i] = _c
-
-
-def _masked_crc(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
-def _fields(buf: bytes) -> Iterator[tuple[int, bytes]]:
-    """(field number, payload) of each length-delimited field of a protobuf message."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        wire = key & 7
-        if wire == 2:
-            size, pos = _varint(buf, pos)
-            yield key >> 3, buf[pos : pos + size]
-            pos += size
-        elif wire == 0:
-            _, pos = _varint(buf, pos)
-        else:
-            pos += 8 if wire == 1 else 4
-
-
-def _records(path: Path) -> Iterator[bytes]:
-    data = path.read_bytes()
-    pos = 0
-    while pos < len(data):
-        (size,) = struct.unpack_from("<Q", data, pos)
-        yield data[pos + 12 : pos + 12 + size]
-        pos += 16 + size
-
-
-def _features(example: bytes) -> list[tuple[str, bytes]]:
-    """(name, serialized Feature) of a tf.train.Example."""
-    out = []
-    for _, features in _fields(example):
-        for _, entry in _fields(features):
-            parts = dict(_fields(entry))
-            out.append((parts.get(1, b"").decode(), parts.get(2, b"")))
-    return out
-
-
-def _ld(field: int, payload: bytes) -> bytes:
-    out, size = bytearray([field << 3 | 2]), len(payload)
-    while size > 0x7F:
-        out.append(size & 0x7F | 0x80)
-        size >>= 7
-    out.append(size)
-    return bytes(out) + payload
-
-
-def _example(features: list[tuple[str, bytes]]) -> bytes:
-    return _ld(1, b"".join(_ld(1, _ld(1, name.encode()) + _ld(2, value)) for name, value in features))
-
-
-def _record(data: bytes) -> bytes:
-    length = struct.pack("<Q", len(data))
-    return length + struct.pack("<I", _masked_crc(length)) + data + struct.pack("<I", _masked_crc(data))
 
 
 def _image_names(path: Path) -> list[str]:
-    names = []
-    for record in _records(path):
-        feature = dict(_features(record))["image_name"]
-        names.append(next(v for _, blist in _fields(feature) for _, v in _fields(blist)).decode())
-    return names
+    return [
+        tfrecord.bytes_list_values(dict(tfrecord.example_features(r))["image_name"])[0].decode()
+        for r in tfrecord.read_records(path)
+    ]
 
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
@@ -130,8 +51,8 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
         for i, shard in enumerate(chosen):
             target = public / f"{kind}_tfrecords" / f"ld_{kind}{i:02d}-{shard.stem.split('-')[1]}.tfrec"
             if kind == "test" and version >= 2:
-                kept = (_example([f for f in _features(r) if f[0] not in LABEL_FEATURES]) for r in _records(shard))
-                target.write_bytes(b"".join(_record(r) for r in kept))
+                kept = (tfrecord.drop_features(r, LABEL_FEATURES) for r in tfrecord.read_records(shard))
+                target.write_bytes(b"".join(tfrecord.frame_record(r) for r in kept))
             else:
                 shutil.copyfile(shard, target)
     for kind, ids in (("train", train["image_id"]), ("test", test["image_id"])):
@@ -145,7 +66,9 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     assert list(test.columns) == ["image_id", "label"]
     if version >= 2:
         for shard in (public / "test_tfrecords").iterdir():
-            assert all(not {n for n, _ in _features(r)} & LABEL_FEATURES for r in _records(shard))
+            assert all(
+                not {n for n, _ in tfrecord.example_features(r)} & LABEL_FEATURES for r in tfrecord.read_records(shard)
+            )
 
 
 DISEASES = {
@@ -177,11 +100,11 @@ def make_raw(raw: Path, rng: np.random.Generator) -> None:
         records = []
         for image_id, label in zip(ids[s::n_shards], labels[s::n_shards], strict=True):
             features = [
-                ("image", _ld(1, _ld(1, images[image_id]))),
-                ("image_name", _ld(1, _ld(1, image_id.encode()))),
-                ("target", _ld(3, _ld(1, bytes([int(label)])))),
+                ("image", tfrecord.bytes_feature(images[image_id])),
+                ("image_name", tfrecord.bytes_feature(image_id.encode())),
+                ("target", tfrecord.int64_feature(int(label))),
             ]
-            records.append(_record(_example(features)))
+            records.append(tfrecord.frame_record(tfrecord.encode_example(features)))
         (raw / "train_tfrecords" / f"ld_train{s:02d}-{per_shard}.tfrec").write_bytes(b"".join(records))
     pd.DataFrame({"image_id": ids, "label": labels}).to_csv(raw / "train.csv", index=False)
     (raw / "label_num_to_disease_map.json").write_text(json.dumps(DISEASES))

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import io
 import shutil
-import struct
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+
+from podium.data import tfrecord
 
 TEST_SHARDS = ("train00-2071.tfrec", "train06-2071.tfrec")
 LABEL_FEATURES = frozenset({"target", "diagnosis", "benign_malignant"})
@@ -34,92 +34,12 @@ TRAIN_COLUMNS = [
     "target",
 ]
 
-_CRC_TABLE = [0] * 256
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE[_i] = _c
-
-
-def _masked_crc(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
-def _fields(buf: bytes) -> Iterator[tuple[int, bytes]]:
-    """(field number, payload) of each length-delimited field of a protobuf message."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        wire = key & 7
-        if wire == 2:
-            size, pos = _varint(buf, pos)
-            yield key >> 3, buf[pos : pos + size]
-            pos += size
-        elif wire == 0:
-            _, pos = _varint(buf, pos)
-        else:
-            pos += 8 if wire == 1 else 4
-
-
-def _records(path: Path) -> Iterator[bytes]:
-    data = path.read_bytes()
-    pos = 0
-    while pos < len(data):
-        (size,) = struct.unpack_from("<Q", data, pos)
-        yield data[pos + 12 : pos + 12 + size]
-        pos += 16 + size
-
-
-def _features(example: bytes) -> list[tuple[str, bytes]]:
-    """(name, serialized Feature) of a tf.train.Example."""
-    out = []
-    for _, features in _fields(example):
-        for _, entry in _fields(features):
-            parts = dict(_fields(entry))
-            out.append((parts.get(1, b"").decode(), parts.get(2, b"")))
-    return out
-
-
-def _ld(field: int, payload: bytes) -> bytes:
-    out, size = bytearray([field << 3 | 2]), len(payload)
-    while size > 0x7F:
-        out.append(size & 0x7F | 0x80)
-        size >>= 7
-    out.append(size)
-    return bytes(out) + payload
-
-
-def _example(features: list[tuple[str, bytes]]) -> bytes:
-    return _ld(1, b"".join(_ld(1, _ld(1, name.encode()) + _ld(2, value)) for name, value in features))
-
-
-def _record(data: bytes) -> bytes:
-    length = struct.pack("<Q", len(data))
-    return length + struct.pack("<I", _masked_crc(length)) + data + struct.pack("<I", _masked_crc(data))
-
 
 def _image_names(path: Path) -> list[str]:
-    names = []
-    for record in _records(path):
-        feature = dict(_features(record))["image_name"]
-        names.append(next(v for _, blist in _fields(feature) for _, v in _fields(blist)).decode())
-    return names
+    return [
+        tfrecord.bytes_list_values(dict(tfrecord.example_features(r))["image_name"])[0].decode()
+        for r in tfrecord.read_records(path)
+    ]
 
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
@@ -148,8 +68,8 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
         target = public / "tfrecords" / f"{kind}{counts[kind]:02d}-{shard.stem.split('-')[1]}.tfrec"
         counts[kind] += 1
         if kind == "test" and version >= 2:
-            kept = (_example([f for f in _features(r) if f[0] not in LABEL_FEATURES]) for r in _records(shard))
-            target.write_bytes(b"".join(_record(r) for r in kept))
+            kept = (tfrecord.drop_features(r, LABEL_FEATURES) for r in tfrecord.read_records(shard))
+            target.write_bytes(b"".join(tfrecord.frame_record(r) for r in kept))
         else:
             shutil.copyfile(shard, target)
 
@@ -158,7 +78,9 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     assert list(train.columns) == TRAIN_COLUMNS
     if version >= 2:
         for shard in (public / "tfrecords").glob("test*.tfrec"):
-            assert all(not {n for n, _ in _features(r)} & LABEL_FEATURES for r in _records(shard))
+            assert all(
+                not {n for n, _ in tfrecord.example_features(r)} & LABEL_FEATURES for r in tfrecord.read_records(shard)
+            )
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:
@@ -197,12 +119,12 @@ def make_raw(raw: Path, rng: np.random.Generator) -> None:
         records = []
         for row in frame.iloc[s::n_shards].itertuples(index=False):
             features = [
-                ("image", _ld(1, _ld(1, images[row.image_name]))),
-                ("image_name", _ld(1, _ld(1, row.image_name.encode()))),
-                ("diagnosis", _ld(1, _ld(1, str(row.diagnosis).encode()))),
-                ("target", _ld(3, _ld(1, bytes([int(row.target)])))),
+                ("image", tfrecord.bytes_feature(images[row.image_name])),
+                ("image_name", tfrecord.bytes_feature(row.image_name.encode())),
+                ("diagnosis", tfrecord.bytes_feature(str(row.diagnosis).encode())),
+                ("target", tfrecord.int64_feature(int(row.target))),
             ]
-            records.append(_record(_example(features)))
+            records.append(tfrecord.frame_record(tfrecord.encode_example(features)))
         (raw / "tfrecords" / f"train{s:02d}-2071.tfrec").write_bytes(b"".join(records))
-    test_record = _example([("image_name", _ld(1, _ld(1, b"ISIC_9999999")))])
-    (raw / "tfrecords" / "test00-687.tfrec").write_bytes(_record(test_record))
+    test_record = tfrecord.encode_example([("image_name", tfrecord.bytes_feature(b"ISIC_9999999"))])
+    (raw / "tfrecords" / "test00-687.tfrec").write_bytes(tfrecord.frame_record(test_record))

@@ -15,24 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from podium.competition import _load_hooks
+
+_hooks = _load_hooks(Path(__file__).with_name("hooks.py"))
+assert _hooks is not None
+CLASS_NAMES: tuple[str, ...] = _hooks.CLASS_NAMES  # the 15 class names, shared with the answer hooks
+
 FULL_IMAGES, EXPECTED_TRAIN, EXPECTED_TEST = 15000, 13500, 1500
-CLASS_NAMES = (
-    "Aortic enlargement",
-    "Atelectasis",
-    "Calcification",
-    "Cardiomegaly",
-    "Consolidation",
-    "ILD",
-    "Infiltration",
-    "Lung Opacity",
-    "Nodule/Mass",
-    "Other lesion",
-    "Pleural effusion",
-    "Pleural thickening",
-    "Pneumothorax",
-    "Pulmonary fibrosis",
-    "No finding",
-)
 COLUMNS = ["image_id", "class_name", "class_id", "rad_id", "x_min", "y_min", "x_max", "y_max"]
 
 
