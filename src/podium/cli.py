@@ -7,6 +7,7 @@
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
     podium prepare -c ID | --split NAME | --all | --list FILE [--data-dir DIR] [--from PATH] [--keep-raw] [--force]
     podium verify [-c ID | --split NAME] [--data-dir DIR]
+    podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h] ...
     podium example [--split NAME] [--output-dir DIR]
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
@@ -213,6 +214,67 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if any(r.status == "mismatch" for r in results) else 0
 
 
+def _seconds(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    value = text.strip().lower()
+    try:
+        return float(value[:-1]) * units[value[-1]] if value and value[-1] in units else float(value)
+    except ValueError:
+        raise PodiumError(f"cannot read the time limit {text!r}; write it like 24h, 90m or 3600") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.agents import load_agent, parse_size
+    from podium.data.prepare import prepare_many
+    from podium.grading import default_data_dir
+    from podium.report import write_report
+    from podium.run import RunConfig, run_all
+    from podium.store import RunStore
+
+    refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
+    comps = [registry.get(ref.strip()) for ref in refs if ref.strip()]
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    agent = load_agent(args.agent)
+    unprepared = [c for c in comps if not (data_dir / c.id / "prepared").is_dir()]
+    offline = [
+        c
+        for c in unprepared
+        if (c.folder / "prepare.py").is_file() and "def fetch_raw" in (c.folder / "prepare.py").read_text()
+    ]
+    if offline:
+        print(f"preparing {len(offline)} offline competition(s) first ...", file=sys.stderr)
+        for outcome in prepare_many(offline, data_dir):
+            if outcome.status == "failed":
+                raise PodiumError(f"could not prepare {outcome.competition_id}: {outcome.detail}")
+    missing = [c.id for c in unprepared if c not in offline]
+    if missing:
+        raise PodiumError(
+            f"not prepared: {', '.join(missing)}; run `podium prepare -c ID` for each (data dir {data_dir})"
+        )
+    config = RunConfig(
+        agent=agent,
+        seeds=args.seeds,
+        time_limit=_seconds(args.time_limit),
+        sandbox=args.sandbox,
+        cpus=args.cpus if args.cpus is not None else agent.cpus,
+        memory_bytes=parse_size(args.memory) if args.memory else agent.memory_bytes,
+        gpus=args.gpus,
+        run_group=args.run_group,
+        data_dir=data_dir,
+        runs_dir=Path(args.runs_dir),
+        workers=args.workers,
+    )
+    run_all(config, comps)
+    store = RunStore(config.runs_dir)
+    rows = [r for r in store.rows(config.run_group) if r["competition_id"] in {c.id for c in comps}]
+    boards = {c.id: (c.leaderboard.source if c.leaderboard else "none") for c in comps}
+    json_path, md_path = write_report(config.runs_dir / config.run_group, config.run_group, rows, boards)
+    print(md_path.read_text(encoding="utf-8"))
+    print(f"report: {md_path} and {json_path}")
+    return 0
+
+
 def cmd_example(args: argparse.Namespace) -> int:
     from podium.batch import run_example
 
@@ -254,6 +316,27 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", required=True, help="where the grading report is written")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=cmd_grade)
+
+    p = sub.add_parser(
+        "run", help="run an agent on competitions in a sandbox, grade, and report (default: the offline practice suite)"
+    )
+    p.add_argument("--agent", default="baseline", help="a built-in agent (dummy, baseline) or a folder with agent.yaml")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--competitions", help="comma-separated competition ids")
+    which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
+    p.add_argument("--seeds", type=int, default=1, help="runs per competition")
+    p.add_argument("--time-limit", default="24h", help="wall-clock limit per run, e.g. 24h, 30m")
+    p.add_argument("--workers", type=int, default=1, help="runs at once")
+    p.add_argument(
+        "--sandbox", default="bwrap", choices=["bwrap", "local"], help="isolation (local: none, for debugging)"
+    )
+    p.add_argument("--cpus", type=float, default=None)
+    p.add_argument("--memory", default=None, help="memory cap per run, e.g. 16G")
+    p.add_argument("--gpus", type=int, default=0)
+    p.add_argument("--run-group", default="default", help="name of this batch of runs (reruns skip finished ones)")
+    p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("prepare", help="prepare competitions: Kaggle files -> public/ and private/")
     which = p.add_mutually_exclusive_group()

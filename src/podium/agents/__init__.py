@@ -1,0 +1,83 @@
+"""Agents: what to start inside the sandbox, and with what.
+
+An agent is a folder holding ``agent.yaml``::
+
+    name: my-agent
+    command: [python3, /home/agent/main.py]   # run in /home inside the sandbox
+    env: {MY_SETTING: "1"}                     # added to the agent's environment
+    resources: {cpus: 2, memory: 8G}           # defaults; `podium run` flags override them
+
+The folder is mounted read-only at ``/home/agent``. Built-in agents (``dummy``, ``baseline``)
+are folders under ``podium/agents/builtin``; any other folder works the same way, so users and
+tests plug in their own agents without touching podium.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from podium.errors import PodiumError
+
+__all__ = ["BUILTIN", "AgentSpec", "load_agent", "parse_size"]
+
+BUILTIN = Path(str(resources.files("podium") / "agents" / "builtin"))
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    folder: Path
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cpus: float | None = None
+    memory_bytes: int | None = None
+
+
+def parse_size(text: str | int | None) -> int | None:
+    """'16G' / '512M' / bytes -> bytes."""
+    if text is None or isinstance(text, int):
+        return text
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    value = text.strip().upper().removesuffix("B")
+    try:
+        if value and value[-1] in units:
+            return int(float(value[:-1]) * units[value[-1]])
+        return int(value)
+    except ValueError:
+        raise PodiumError(f"cannot read the size {text!r}; write it like 16G, 512M or a number of bytes") from None
+
+
+def load_agent(name_or_path: str) -> AgentSpec:
+    """A built-in agent by name, or an agent folder (or its agent.yaml) by path."""
+    path = Path(name_or_path)
+    folder = path.parent if path.name == "agent.yaml" else path
+    if not (folder / "agent.yaml").is_file():
+        builtin = BUILTIN / name_or_path
+        if not (builtin / "agent.yaml").is_file():
+            names = sorted(p.name for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
+            close = difflib.get_close_matches(name_or_path, names, n=2)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise PodiumError(
+                f"no agent {name_or_path!r}: not a built-in ({', '.join(names)}) and no agent.yaml at {folder}.{hint}"
+            )
+        folder = builtin
+    raw: dict[str, Any] = yaml.safe_load((folder / "agent.yaml").read_text(encoding="utf-8")) or {}
+    command = raw.get("command")
+    if not command or not isinstance(command, list):
+        raise PodiumError(f"{folder / 'agent.yaml'}: 'command' must be a list such as [python3, /home/agent/main.py]")
+    res = raw.get("resources") or {}
+    return AgentSpec(
+        name=str(raw.get("name") or folder.name),
+        folder=folder.resolve(),
+        command=tuple(str(c) for c in command),
+        env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
+        cpus=float(res["cpus"]) if "cpus" in res else None,
+        memory_bytes=parse_size(res.get("memory")),
+    )

@@ -1,0 +1,105 @@
+"""Where runs live: one folder per run, indexed in an embedded SQLite database.
+
+    RUNS/<group>/<competition>/<seed>/record.json   the run's record (written last, atomically)
+    RUNS/podium.db                                  the index: one row per finished run
+
+A run folder appears by renaming a finished staging folder, and its index row is written after;
+``reconcile`` indexes any folder whose row is missing (a crash between the two), so killing podium
+at any moment loses no finished run, and the UNIQUE key counts none twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_group TEXT NOT NULL,
+    competition_id TEXT NOT NULL,
+    competition_version INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    valid_submission INTEGER NOT NULL,
+    submission_exists INTEGER NOT NULL,
+    above_median INTEGER NOT NULL,
+    gold_medal INTEGER NOT NULL,
+    silver_medal INTEGER NOT NULL,
+    bronze_medal INTEGER NOT NULL,
+    any_medal INTEGER NOT NULL,
+    record_path TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    UNIQUE (run_group, competition_id, seed, agent)
+)
+"""
+
+
+class RunStore:
+    """The runs folder and its index."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute(_SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.root / "podium.db", timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def run_dir(self, group: str, competition_id: str, seed: int) -> Path:
+        return self.root / group / competition_id / str(seed)
+
+    def is_done(self, group: str, competition_id: str, seed: int, agent: str) -> bool:
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT 1 FROM runs WHERE run_group=? AND competition_id=? AND seed=? AND agent=?",
+                (group, competition_id, seed, agent),
+            ).fetchone()
+        return row is not None
+
+    def add(self, record: dict[str, Any], record_path: Path) -> None:
+        """Index a finished run (idempotent: a second add of the same run changes nothing)."""
+        grade = record.get("grade") or {}
+        values = (
+            record["run_group"], record["competition_id"], record["competition_version"], record["seed"], record["agent"],
+            record["status"], grade.get("score"), int(bool(grade.get("valid_submission"))),
+            int(bool(grade.get("submission_exists"))), int(bool(grade.get("above_median"))), int(bool(grade.get("gold_medal"))),
+            int(bool(grade.get("silver_medal"))), int(bool(grade.get("bronze_medal"))), int(bool(grade.get("any_medal"))),
+            str(record_path), record["finished_at"],
+        )  # fmt: skip
+        with self._connect() as db:
+            db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(values))})", values)
+
+    def reconcile(self) -> int:
+        """Index every finished run folder that has no row yet; returns how many were added."""
+        added = 0
+        for path in sorted(self.root.glob("*/*/*/record.json")):
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if not self.is_done(record["run_group"], record["competition_id"], record["seed"], record["agent"]):
+                self.add(record, path)
+                added += 1
+        return added
+
+    def rows(self, group: str | None = None) -> list[dict[str, Any]]:
+        with self._connect() as db:
+            db.row_factory = sqlite3.Row
+            order = " ORDER BY competition_id, seed, agent"
+            if group is None:
+                cursor = db.execute("SELECT * FROM runs" + order)
+            else:
+                cursor = db.execute("SELECT * FROM runs WHERE run_group=?" + order, (group,))
+            return [dict(row) for row in cursor.fetchall()]

@@ -1,0 +1,71 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from podium.report import aggregate, write_report
+from podium.store import RunStore
+
+
+def _record(seed: int, competition: str, *, valid: bool, gold: bool = False, above: bool = False) -> dict:
+    return {
+        "run_group": "g",
+        "competition_id": competition,
+        "competition_version": 1,
+        "seed": seed,
+        "agent": "a",
+        "status": "finished",
+        "finished_at": "2026-01-01T00:00:00+00:00",
+        "grade": {
+            "score": 0.5 if valid else None,
+            "valid_submission": valid,
+            "submission_exists": True,
+            "above_median": above,
+            "gold_medal": gold,
+            "silver_medal": gold,
+            "bronze_medal": gold,
+            "any_medal": gold,
+        },
+    }
+
+
+def test_store_add_is_idempotent_and_reconcile_indexes_orphans(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    record = _record(0, "c1", valid=True)
+    store.add(record, tmp_path / "x")
+    store.add(record, tmp_path / "x")
+    assert len(store.rows("g")) == 1 and store.is_done("g", "c1", 0, "a")
+    orphan = store.run_dir("g", "c2", 0)
+    orphan.mkdir(parents=True)
+    (orphan / "record.json").write_text(json.dumps(_record(0, "c2", valid=False)))
+    assert store.reconcile() == 1 and store.reconcile() == 0
+    assert {r["competition_id"] for r in store.rows("g")} == {"c1", "c2"}
+
+
+def test_aggregate_is_mean_and_sem_over_seeds(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    # seed 0: 2/2 valid, 1/2 gold; seed 1: 1/2 valid, 0/2 gold
+    for rec in (
+        _record(0, "c1", valid=True, gold=True, above=True),
+        _record(0, "c2", valid=True),
+        _record(1, "c1", valid=True, above=True),
+        _record(1, "c2", valid=False),
+    ):
+        store.add(rec, tmp_path / f"{rec['seed']}{rec['competition_id']}")
+    summary = aggregate(store.rows("g"))["a"]
+    assert summary["seeds"] == 2 and summary["competitions"] == 2
+    valid = summary["rates"]["valid"]
+    assert valid["mean"] == pytest.approx(75.0) and valid["sem"] == pytest.approx(25.0)
+    gold = summary["rates"]["gold"]
+    assert gold["mean"] == pytest.approx(25.0) and gold["sem"] == pytest.approx(25.0)
+    assert summary["rates"]["above median"]["mean"] == pytest.approx(50.0) and summary["rates"]["above median"]["sem"] == 0.0
+    json_path, md_path = write_report(tmp_path / "g", "g", store.rows("g"), {"c1": "reference", "c2": "kaggle"})
+    text = md_path.read_text()
+    assert "75.0 ± 25.0" in text and "reference" in text
+    assert json.loads(json_path.read_text())["agents"]["a"]["rates"]["valid"]["mean"] == 75.0
+
+
+def test_single_seed_has_no_sem(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.add(_record(0, "c1", valid=True), tmp_path / "r")
+    assert aggregate(store.rows())["a"]["rates"]["valid"] == {"mean": 100.0, "sem": None}
