@@ -1,0 +1,352 @@
+"""The in-sandbox validation endpoint: an HTTP server on a Unix socket, one per run.
+
+The agent checks the format of a submission without learning anything about the answers::
+
+    with ValidationServer(competition, sample_submission, run_dir / "validate.sock", run_dir / "validation.jsonl"):
+        ...  # mount the socket into the sandbox as /home/validate.sock and run the agent
+
+``POST /validate`` takes the submission CSV as the body and answers
+``{"valid": bool, "error": str | None, "warnings": [...]}``: the same check grading applies
+(:func:`podium.validation.validate`, with the ids of the sample submission), never a score. The
+server is given the sample submission only; it does not know where the answers are.
+
+Other answers: ``GET /health`` -> 200; a call sooner than ``min_interval_s`` after the previous one
+(or while one is running) -> 429 with ``retry_after_s``; a body over ``max_body_bytes`` -> 413; a
+missing or malformed ``Content-Length`` -> 411/400; an exception inside validation -> 500, reported
+as a harness error and never as an invalid submission. Every ``/validate`` call is appended to
+``log_path`` as one JSON line (see :attr:`ValidationServer.calls`).
+
+The agent's side is ``sandbox_files/validate_submission.py`` (and its ``.sh`` wrapper), found with
+:func:`sandbox_file`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socketserver
+import stat
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from podium.competition import Competition
+from podium.errors import InvalidSubmissionError
+from podium.validation import validate
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "SANDBOX_FILES", "ValidationServer", "sandbox_file"]
+
+DEFAULT_MAX_BODY_BYTES = 2 * 1024**3
+#: The files to copy into the sandbox (at /home/<name>), shipped in ``podium/sandbox_files``.
+SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh")
+#: Header by which the client passes the submission's file name, so the ``.csv`` rule still applies.
+NAME_HEADER = "X-Submission-Name"
+_CHUNK = 1 << 20
+_MAX_UNIX_PATH = 107  # sun_path is 108 bytes on Linux, including the terminating NUL
+
+
+def sandbox_file(name: str) -> Path:
+    """The path of a file shipped for the sandbox (one of :data:`SANDBOX_FILES`)."""
+    if name not in SANDBOX_FILES:
+        raise KeyError(f"{name!r} is not a sandbox file; known: {', '.join(SANDBOX_FILES)}")
+    return Path(str(resources.files("podium") / "sandbox_files" / name))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _file_name(name: str | None) -> str:
+    """A safe local name for the body: the client's base name (so messages and the ``.csv`` rule
+    match what grading would see), ``submission.csv`` when none was sent."""
+    if not name:
+        return "submission.csv"
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("\\", "/").rsplit("/", 1)[-1])[-100:].lstrip(".")
+    return base or "submission"
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, path: str, owner: ValidationServer) -> None:
+        self.owner = owner
+        super().__init__(path, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    server_version = "podium-validation/1"
+    timeout = 300  # seconds a read from the client may stall before the connection is dropped
+
+    def log_message(self, format: str, *args: Any) -> None:  # the server keeps its own log
+        pass
+
+    def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # the client went away; the call is still logged
+            pass
+        self.close_connection = True
+
+    def do_GET(self) -> None:
+        if self.path == "/health":
+            self._reply(200, {"ok": True, "competition": self.server.owner.competition.ref})
+        else:
+            self._reply(404, {"error": f"no such endpoint {self.path!r}; use POST /validate or GET /health"})
+
+    def do_POST(self) -> None:
+        if self.path != "/validate":
+            self._reply(404, {"error": f"no such endpoint {self.path!r}; use POST /validate"})
+            return
+        self.server.owner._handle_validate(self)
+
+    def do_PUT(self) -> None:
+        self._reply(405, {"error": "use POST /validate or GET /health"})
+
+    do_DELETE = do_PATCH = do_PUT
+
+
+class ValidationServer:
+    """Serve format validation for one competition on a Unix socket, in a background thread."""
+
+    def __init__(
+        self,
+        competition: Competition,
+        sample_submission: Path,
+        socket_path: Path,
+        log_path: Path,
+        *,
+        min_interval_s: float = 1.0,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self.competition = competition
+        self.sample_submission = Path(sample_submission)
+        self.socket_path = Path(socket_path)
+        self.log_path = Path(log_path)
+        self.min_interval_s = float(min_interval_s)
+        self.max_body_bytes = int(max_body_bytes)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._tmp: Path | None = None
+        self._lock = threading.Lock()  # guards _busy and _last_end
+        self._log_lock = threading.Lock()
+        self._busy = False
+        self._last_end: float | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self) -> ValidationServer:
+        """Bind the socket (mode 0666, so any user in the sandbox may connect) and start serving."""
+        if self._server is not None:
+            raise RuntimeError("the validation server is already running")
+        path = str(self.socket_path)
+        if len(os.fsencode(path)) > _MAX_UNIX_PATH:
+            raise ValueError(f"socket path is too long for a Unix socket ({len(path)} > {_MAX_UNIX_PATH}): {path}")
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.socket_path.exists() or self.socket_path.is_symlink():
+            if not stat.S_ISSOCK(self.socket_path.lstat().st_mode):
+                raise FileExistsError(f"{path} exists and is not a socket; refusing to replace it")
+            self.socket_path.unlink()  # a stale socket from an earlier run
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.touch()
+        self._tmp = Path(tempfile.mkdtemp(prefix="podium-validate-"))  # mode 0700
+        try:
+            server = _Server(path, self)
+        except BaseException:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+            raise
+        os.chmod(path, 0o666)
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="podium-validation", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, remove the socket file and the temporary files. Safe to call twice."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        try:
+            if stat.S_ISSOCK(self.socket_path.lstat().st_mode):
+                self.socket_path.unlink()
+        except FileNotFoundError:
+            pass
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> ValidationServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- the log --------------------------------------------------------------------------------
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every ``/validate`` call so far, oldest first, as logged (for the run record)."""
+        if not self.log_path.exists():
+            return []
+        with self._log_lock:
+            lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def _log(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._log_lock, self.log_path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+
+    # -- one call -------------------------------------------------------------------------------
+
+    def _acquire(self) -> tuple[float, str] | None:
+        """Take the validation slot; else return (seconds to wait before retrying, why)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._busy:
+                return max(self.min_interval_s, 1.0), "another validation is still running"
+            if self._last_end is not None and now - self._last_end < self.min_interval_s:
+                why = f"validation may be called at most once every {self.min_interval_s:g} s"
+                return self.min_interval_s - (now - self._last_end), why
+            self._busy = True
+            return None
+
+    def _release(self) -> None:
+        with self._lock:
+            self._busy = False
+            self._last_end = time.monotonic()
+
+    def _handle_validate(self, handler: _Handler) -> None:
+        call = _Call(handler, self._log)
+        length_header = handler.headers.get("Content-Length")
+        try:
+            length = int(length_header) if length_header is not None else None
+        except ValueError:
+            length = -1
+        if length is not None:
+            call.record["body_bytes"] = length
+
+        refused = self._acquire()
+        if refused is not None:
+            wait = round(max(refused[0], 0.0), 3)
+            message = f"rate limited: {refused[1]}; retry in {wait:g} s"
+            call.finish(
+                429,
+                {"error": message, "retry_after_s": wait},
+                "rate-limited",
+                headers={"Retry-After": str(int(wait) + 1)},
+            )
+            return
+        try:
+            if length is None:
+                call.finish(411, {"error": "send the submission as the request body, with a Content-Length header"})
+            elif length < 0:
+                call.finish(400, {"error": f"bad Content-Length header {length_header!r}"})
+            elif length > self.max_body_bytes:
+                message = (
+                    f"the submission is {length} bytes; the validation server accepts at most {self.max_body_bytes}"
+                )
+                call.finish(413, {"error": message})
+            else:
+                self._validate_body(call, length)
+        finally:
+            self._release()
+
+    def _validate_body(self, call: _Call, length: int) -> None:
+        assert self._tmp is not None, "the server is not running"
+        handler = call.handler
+        folder = Path(tempfile.mkdtemp(dir=self._tmp))  # private: mode 0700
+        path = folder / _file_name(handler.headers.get(NAME_HEADER))
+        try:
+            received = 0
+            with path.open("wb") as out:
+                while received < length:
+                    chunk = handler.rfile.read(min(_CHUNK, length - received))
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    received += len(chunk)
+            if received < length:
+                call.finish(400, {"error": f"the body ended after {received} of {length} bytes"})
+                return
+            try:
+                result = validate(self.competition, path, self.sample_submission)
+            except InvalidSubmissionError as exc:  # validate() returns these; kept as a safety net
+                call.finish(200, {"valid": False, "error": str(exc), "warnings": []}, "invalid")
+            except Exception as exc:  # a podium bug or broken prepared data: never the agent's fault
+                message = (
+                    "harness error: the validation server failed while checking the submission. "
+                    "This is a bug in podium, not a problem with your submission; do not change the "
+                    f"submission because of it ({type(exc).__name__}: {exc})"
+                )
+                call.finish(500, {"error": message}, traceback="".join(traceback.format_exception(exc)).strip())
+            else:
+                payload = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
+                call.finish(200, payload, "valid" if result.valid else "invalid")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Call:
+    """One ``/validate`` request: replies once and logs one line."""
+
+    def __init__(self, handler: _Handler, log: Callable[[dict[str, Any]], None]) -> None:
+        self.handler = handler
+        self._log = log
+        self._started = time.monotonic()
+        self.record: dict[str, Any] = {
+            "time": _now(),
+            "verdict": "error",
+            "status": None,
+            "error": None,
+            "body_bytes": 0,
+        }
+
+    def finish(
+        self,
+        status: int,
+        payload: dict[str, Any],
+        verdict: str = "error",
+        *,
+        headers: dict[str, str] | None = None,
+        **log_only: Any,
+    ) -> None:
+        self.handler._reply(status, payload, headers)
+        self.record.update(status=status, verdict=verdict, error=payload.get("error"))
+        if payload.get("warnings"):
+            self.record["warnings"] = payload["warnings"]
+        self.record.update(log_only)
+        self.record["duration_s"] = round(time.monotonic() - self._started, 4)
+        self._log(self.record)

@@ -1,0 +1,220 @@
+"""The in-sandbox validation endpoint: server on a Unix socket, driven by the real client script."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from podium import competition as registry
+from podium.competition import Competition
+from podium.fixtures import Fixture, make_fixture, write_csv, write_prepared
+from podium.validation_server import SANDBOX_FILES, ValidationServer, sandbox_file
+
+CID = "spaceship-titanic"
+CLIENT = sandbox_file("validate_submission.py")
+Prepared = tuple[Competition, Fixture, Path]
+
+
+@pytest.fixture
+def short_dir(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path, or a shorter directory when tmp_path is too long for a Unix socket path."""
+    if len(str(tmp_path)) < 80:
+        yield tmp_path
+        return
+    short = Path(tempfile.mkdtemp(prefix="pv-", dir="/tmp"))
+    yield short
+    shutil.rmtree(short, ignore_errors=True)
+
+
+@pytest.fixture
+def prepared(tmp_path: Path) -> Prepared:
+    comp = registry.get(CID)
+    fixture = make_fixture(comp)
+    prepared_dir = write_prepared(comp, fixture, tmp_path / "data")
+    return comp, fixture, prepared_dir / comp.sample_submission
+
+
+def _server(
+    prepared: Prepared, root: Path, min_interval_s: float = 0.0, max_body_bytes: int = 1 << 20
+) -> ValidationServer:
+    comp, _, sample = prepared
+    return ValidationServer(
+        comp,
+        sample,
+        root / "v.sock",
+        root / "validation.jsonl",
+        min_interval_s=min_interval_s,
+        max_body_bytes=max_body_bytes,
+    )
+
+
+def _client(server: ValidationServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PODIUM_VALIDATION_SOCKET": str(server.socket_path)}
+    return subprocess.run(
+        [sys.executable, str(CLIENT), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def _request(sock_path: Path, method: str, url: str, body: bytes | None = None) -> tuple[int, dict[str, object]]:
+    class Conn(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(str(sock_path))
+
+    conn = Conn("localhost", timeout=30)
+    try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a 429/413 comes before the body is read
+            conn.request(method, url, body=body)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def test_valid_submission_passes_and_no_score_is_ever_returned(
+    prepared: Prepared, short_dir: Path, tmp_path: Path
+) -> None:
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    with _server(prepared, short_dir) as server:
+        result = _client(server, str(perfect))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Submission is valid" in result.stdout and "score" not in result.stdout.lower()
+        status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
+        assert status == 200
+        assert set(payload) == {"valid", "error", "warnings"} and payload["valid"] is True
+        assert "score" not in json.dumps(payload)
+        assert _request(server.socket_path, "GET", "/health")[0] == 200
+    assert [c["verdict"] for c in server.calls] == ["valid", "valid"]  # /health is not a validation call
+
+
+def test_missing_rows_are_invalid_and_named(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    comp, fixture, _ = prepared
+    n = fixture.perfect.n_rows
+    id_col = comp.id_columns[0]
+    missing = [str(v) for v in fixture.perfect[id_col][n - 2 :]]
+    short = write_csv(fixture.perfect.take(np.arange(n - 2)), tmp_path / "submission.csv")
+    with _server(prepared, short_dir) as server:
+        result = _client(server, str(short))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Submission is invalid" in result.stdout
+    assert all(m in result.stdout for m in missing), result.stdout
+    (call,) = server.calls
+    assert call["verdict"] == "invalid" and all(m in call["error"] for m in missing)
+
+
+def test_non_csv_name_is_invalid_as_in_grading(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    _, fixture, _ = prepared
+    other = write_csv(fixture.perfect, tmp_path / "submission.txt")
+    with _server(prepared, short_dir) as server:
+        result = _client(server, str(other))
+        assert result.returncode == 1 and ".csv" in result.stdout, result.stdout
+        assert "submission.txt" in result.stdout  # the agent's file name, not the server's temp file
+        absent = _client(server, str(tmp_path / "nothing.csv"))
+        assert absent.returncode == 1 and "no submission file" in absent.stdout
+
+
+def test_rate_limit_and_log(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    with _server(prepared, short_dir, min_interval_s=60) as server:
+        first = _client(server, str(perfect))
+        second = _client(server, str(perfect))
+        status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
+    assert first.returncode == 0
+    assert second.returncode == 2 and "rate limited" in second.stdout and "429" in second.stdout
+    assert status == 429 and 0 < float(str(payload["retry_after_s"])) <= 60
+    assert "retry in" in str(payload["error"])
+    lines = (short_dir / "validation.jsonl").read_text().splitlines()
+    calls = [json.loads(line) for line in lines]
+    assert calls == server.calls
+    assert [c["verdict"] for c in calls] == ["valid", "rate-limited", "rate-limited"]
+    assert [c["status"] for c in calls] == [200, 429, 429]
+    size = perfect.stat().st_size
+    for call in calls:
+        assert call["time"].endswith("+00:00") and call["body_bytes"] == size and call["duration_s"] >= 0
+    assert calls[0]["error"] is None and "rate limited" in calls[1]["error"]
+
+
+def test_oversized_body_is_413(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    with _server(prepared, short_dir, max_body_bytes=16) as server:
+        result = _client(server, str(perfect))
+    assert result.returncode == 2 and "413" in result.stdout and "at most 16" in result.stdout, result.stdout
+    (call,) = server.calls
+    assert call["verdict"] == "error" and call["status"] == 413
+
+
+def test_a_bug_in_validation_is_a_harness_error(
+    prepared: Prepared,
+    short_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("podium.validation_server.validate", broken)
+    with _server(prepared, short_dir) as server:
+        result = _client(server, str(perfect))
+        status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
+    assert result.returncode == 2 and "500" in result.stdout and "harness error" in result.stdout, result.stdout
+    assert "invalid" not in result.stdout
+    assert status == 500 and "valid" not in payload and "harness error" in str(payload["error"])
+    call = server.calls[0]
+    assert call["verdict"] == "error" and call["status"] == 500 and "RuntimeError: boom" in call["traceback"]
+
+
+def test_stop_removes_the_socket_and_client_reports_unreachable(
+    prepared: Prepared, short_dir: Path, tmp_path: Path
+) -> None:
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    server = _server(prepared, short_dir)
+    server.start()
+    assert server.socket_path.exists() and server.running
+    assert _request(server.socket_path, "GET", "/health") == (200, {"ok": True, "competition": f"{CID}@1"})
+    assert _request(server.socket_path, "GET", "/nope")[0] == 404
+    server.stop()
+    assert not server.socket_path.exists() and not server.running
+    server.stop()  # idempotent
+    result = _client(server, str(perfect))
+    assert result.returncode == 2 and "unreachable" in result.stdout
+
+
+def test_shell_wrapper_and_shipped_files(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    for name in SANDBOX_FILES:
+        assert sandbox_file(name).is_file()
+    _, fixture, _ = prepared
+    sandbox = tmp_path / "home"
+    sandbox.mkdir()
+    for name in SANDBOX_FILES:
+        shutil.copy(sandbox_file(name), sandbox / name)
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    with _server(prepared, short_dir) as server:
+        env = {**os.environ, "PODIUM_VALIDATION_SOCKET": str(server.socket_path)}
+        result = subprocess.run(
+            ["sh", str(sandbox / "validate_submission.sh"), str(perfect)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
