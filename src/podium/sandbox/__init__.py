@@ -1,0 +1,101 @@
+"""Sandboxes: where an agent's command runs, and what it can see and use there.
+
+One protocol, :class:`Sandbox`, with one method, ``run(command, mounts=, env=, limits=, workdir=,
+stdout=, stderr=) -> ExecResult``. The implementations differ only in how much they isolate::
+
+    sandbox = get_sandbox("bwrap")
+    result = sandbox.run(
+        ["python3", "agent.py"],
+        mounts=[Mount(public_dir, "/home/data"), Mount(out_dir, "/home/submission", writable=True)],
+        env={"OMP_NUM_THREADS": "1"},
+        limits=Limits(wall_seconds=3600, memory_bytes=8 << 30, pids=512),
+        workdir="/home/submission",
+        stdout=logs / "stdout.txt",
+        stderr=logs / "stderr.txt",
+    )
+
+``bwrap`` (bubblewrap; ``isolated = True``)
+    What the command sees:
+
+    * read-only binds of ``/usr`` and the other system directories (``/bin``, ``/lib``, ``/lib64``,
+      ``/sbin`` as they are on the host, merged-/usr symlinks kept as symlinks);
+    * from ``/etc`` only ``ssl/certs``, ``ssl/openssl.cnf``, ``ca-certificates``, ``alternatives``, ``ld.so.cache``/``ld.so.conf*``,
+      ``localtime``, ``nsswitch.conf``, ``protocols``, ``services``, ``mime.types``, plus generated
+      ``passwd``/``group`` (root, ``agent`` = uid 1000, nobody) and ``hosts`` (localhost only);
+    * the installation of the Python running podium (``sys.prefix`` and ``sys.base_prefix``,
+      read-only), first on ``PATH``, so ``python3`` and its site-packages work inside;
+    * a fresh tmpfs at ``/tmp`` and at ``/home`` (``HOME``), a private ``/proc``, a minimal ``/dev``
+      (null, zero, full, random, urandom, tty, pts, shm);
+    * the given mounts, read-only unless ``writable``. The rest of ``/`` is an empty read-only tmpfs.
+
+    What it does not see: every other host path (``/work``, ``/root`` beyond the Python prefix,
+    ``/etc`` beyond the list, ``/sys``, ``/var``, the data directory with the private answers, the
+    harness's temp files); the host's processes (own pid namespace: ``/proc`` shows only the run);
+    the harness's environment (``--clearenv``, then only the given ``env`` over ``PATH`` and
+    ``HOME=/home``); any network (own network namespace with only a private loopback, so even the
+    host's ``127.0.0.1`` is unreachable); host IPC, hostname, and cgroup tree. The command runs as
+    uid 1000 in its own user namespace with every capability dropped and ``no_new_privs`` set, in a
+    new session (no terminal injection), and dies with the harness (``--die-with-parent``). Files
+    it writes to writable mounts belong, on the host, to the user running podium.
+
+    How limits are enforced: each run gets cgroup v1 groups ``/sys/fs/cgroup/<controller>/podium/<run>``
+    for ``memory`` (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``; tmpfs files count),
+    ``pids`` (``pids.max``; threads count, and so do bwrap's own two processes), ``cpu`` (CFS quota, when ``cpus`` is
+    set) and ``cpuacct``. bwrap is moved into them before it starts (it waits on a gate until then),
+    so every process of the run is inside. A kernel OOM kill in the group is reported as
+    ``killed_for="memory"``. At the wall limit the harness SIGKILLs bwrap's pid 1, which ends the
+    whole pid namespace (grandchildren that called ``setsid`` or double-forked included), then every
+    task left in the cgroup, then removes the groups. When the command exits normally the namespace
+    ends the same way, so nothing of a run outlives it. Usage (cgroup memory charge, cpuacct CPU
+    time; /proc sums without cgroups) is sampled every second into ``samples``. If cgroups cannot be
+    created, the run still happens, isolated and wall-clock limited, but without the memory, pids and
+    cpu caps, and ``ExecResult.warnings`` says so.
+
+    If the harness itself is SIGKILLed, bwrap dies with it (and with bwrap the namespace), but the
+    empty cgroup directories of that run stay behind.
+
+    Not covered: no seccomp filter (the whole kernel syscall surface is reachable, as in a default
+    container), no disk quota on writable mounts, no limit on the size of stdout/stderr, no GPU
+    devices.
+
+``local`` (``isolated = False``)
+    No isolation. The command runs as the harness's user on the host, with the whole host
+    filesystem (answers included), network, and processes reachable; it prints a loud warning to
+    stderr on every run and records it in ``warnings``. Mounts become symlinks ``<run root>/<target>``
+    in a per-run temporary root, and the command starts in ``<run root>/<workdir>`` with
+    ``HOME=<run root>/home``; nothing in the command is rewritten, so it must use paths relative to
+    its working directory. Read-only mounts are not enforced, nested mounts are refused. The wall
+    limit kills the command's process group and descendants (a process that calls ``setsid`` and
+    is re-parented escapes); ``memory_bytes`` becomes an ``RLIMIT_AS`` per process (the command sees
+    allocation failures, ``killed_for`` stays ``None``); ``pids`` and ``cpus`` are ignored.
+"""
+
+from __future__ import annotations
+
+from podium.errors import PodiumError
+from podium.sandbox._bwrap import BwrapSandbox
+from podium.sandbox._local import LocalSandbox
+from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, Sandbox
+
+SANDBOXES = ("bwrap", "local")
+
+__all__ = [
+    "SANDBOXES",
+    "BwrapSandbox",
+    "ExecResult",
+    "Limits",
+    "LocalSandbox",
+    "Mount",
+    "ResourceSample",
+    "Sandbox",
+    "get_sandbox",
+]
+
+
+def get_sandbox(name: str) -> Sandbox:
+    """The sandbox called ``name`` (one of :data:`SANDBOXES`), checked to work on this machine."""
+    if name == "bwrap":
+        return BwrapSandbox.find()
+    if name == "local":
+        return LocalSandbox()
+    raise PodiumError(f"Unknown sandbox {name!r}. Choose one of: {', '.join(SANDBOXES)}.")

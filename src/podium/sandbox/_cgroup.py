@@ -1,0 +1,149 @@
+"""One run's cgroup v1 groups: caps (memory, pids, cpu), accounting, and killing every task of the run.
+
+Each controller is mounted on its own hierarchy under ``/sys/fs/cgroup/<controller>``; a run gets
+``<controller>/podium/<run id>`` in each one that is mounted and writable. A controller that cannot
+be used turns into a warning when the run asked for its cap, and silently into /proc accounting
+when it only served measurement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+from podium.sandbox._types import Limits
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CFS_PERIOD_US = 100_000
+_CAPPED_BY = {"memory": "memory_bytes", "pids": "pids", "cpu": "cpus"}
+
+
+class RunCgroup:
+    """The cgroups of one run. Create with :meth:`create`, put the first process in with :meth:`enter`."""
+
+    def __init__(self, dirs: dict[str, Path], warnings: list[str]) -> None:
+        self.dirs = dirs
+        self.warnings = warnings
+
+    @classmethod
+    def create(cls, run_id: str, limits: Limits) -> RunCgroup:
+        """Make the run's groups and write its caps; what cannot be done is recorded in ``warnings``."""
+        group = cls({}, [])
+        for controller in ("memory", "pids", "cpuacct", "cpu"):
+            if controller == "cpu" and limits.cpus is None:
+                continue
+            hierarchy = CGROUP_ROOT / controller
+            try:
+                if not (hierarchy / "cgroup.procs").is_file():  # not mounted: do not mkdir into a plain tmpfs
+                    raise FileNotFoundError(f"{hierarchy} is not a cgroup v1 hierarchy")
+                path = hierarchy / "podium" / run_id
+                path.mkdir(parents=True)
+                group.dirs[controller] = path
+                group._write_cap(controller, limits)
+            except OSError as error:
+                group._give_up(controller, limits, f"{hierarchy}: {error}")
+        return group
+
+    def _write_cap(self, controller: str, limits: Limits) -> None:
+        path = self.dirs[controller]
+        if controller == "memory" and limits.memory_bytes is not None:
+            (path / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+            if (path / "memory.memsw.limit_in_bytes").exists():  # with swap, cap RAM + swap alike
+                (path / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
+        elif controller == "pids" and limits.pids is not None:
+            (path / "pids.max").write_text(str(limits.pids))
+        elif controller == "cpu" and limits.cpus is not None:
+            (path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+            (path / "cpu.cfs_quota_us").write_text(str(max(1000, round(limits.cpus * CFS_PERIOD_US))))
+
+    def _give_up(self, controller: str, limits: Limits, reason: str) -> None:
+        path = self.dirs.pop(controller, None)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        field = _CAPPED_BY.get(controller)
+        value = getattr(limits, field) if field else None
+        if value is not None:
+            self.warnings.append(
+                f"Limits.{field}={value} NOT enforced: the cgroup v1 {controller!r} controller is not usable "
+                f"({reason}). Fix: run podium as root with /sys/fs/cgroup/{controller} mounted read-write."
+            )
+
+    def enter(self, pid: int, limits: Limits) -> None:
+        """Move ``pid`` (not yet running the agent) into every group; its descendants inherit them."""
+        for controller, path in list(self.dirs.items()):
+            try:
+                (path / "cgroup.procs").write_text(str(pid))
+            except OSError as error:
+                self._give_up(controller, limits, f"cannot join {path}: {error}")
+
+    def _read(self, controller: str, name: str) -> str | None:
+        path = self.dirs.get(controller)
+        if path is None:
+            return None
+        try:
+            return (path / name).read_text()
+        except OSError:
+            return None
+
+    def pids(self) -> set[int]:
+        """Every live process of the run (zombies leave the group at exit)."""
+        found: set[int] = set()
+        for controller in self.dirs:
+            text = self._read(controller, "cgroup.procs") or ""
+            found.update(int(line) for line in text.split())
+        return found
+
+    def memory_bytes(self) -> int | None:
+        """Memory charged to the run now (the figure the cap applies to; includes tmpfs and page cache)."""
+        text = self._read("memory", "memory.usage_in_bytes")
+        return int(text) if text else None
+
+    def peak_memory_bytes(self) -> int | None:
+        """The most memory the run was charged at once."""
+        text = self._read("memory", "memory.max_usage_in_bytes")
+        return int(text) if text else None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by every process of the run, exited ones included."""
+        text = self._read("cpuacct", "cpuacct.usage")
+        return int(text) / 1e9 if text else None
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the run for exceeding the memory cap."""
+        text = self._read("memory", "memory.oom_control") or ""
+        fields = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        if "oom_kill" in fields:
+            return int(fields["oom_kill"]) > 0
+        return int(self._read("memory", "memory.failcnt") or 0) > 0  # kernels before 4.13: hit the cap
+
+    def kill_all(self, timeout: float = 5.0) -> bool:
+        """SIGKILL every process of the run until none is left; a process forked meanwhile is caught next round."""
+        deadline = time.monotonic() + timeout
+        while pids := self.pids():
+            if time.monotonic() > deadline:
+                return False
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+        return True
+
+    def remove(self, timeout: float = 5.0) -> None:
+        """Delete the run's groups (a group can only go once its last task has exited)."""
+        deadline = time.monotonic() + timeout
+        for controller, path in self.dirs.items():
+            while True:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as error:
+                    if time.monotonic() > deadline:
+                        self.warnings.append(f"could not remove the {controller} cgroup {path}: {error}")
+                        break
+                    time.sleep(0.02)

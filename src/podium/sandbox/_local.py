@@ -1,0 +1,103 @@
+"""The local "sandbox": no isolation at all, only a wall-clock limit and a best-effort memory limit."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import resource
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from podium.errors import PodiumError
+from podium.sandbox._process import descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
+from podium.sandbox._types import ExecResult, Limits, Mount, check_request, host_path_of, is_within
+
+NO_ISOLATION_WARNING = (
+    "podium sandbox 'local' gives NO ISOLATION: the agent runs as {user} on this host and can read every file "
+    "this user can (prepared answers included), use the network, see this machine's processes, and write outside "
+    "its mounts (read-only mounts are not enforced). Only the wall-clock limit is enforced; the memory cap is an "
+    "RLIMIT_AS per process and the pids cap is ignored. Use it only for agents you trust."
+)
+
+
+class LocalSandbox:
+    """Runs the command directly on the host, in a per-run root that holds symlinks to the mounts."""
+
+    name = "local"
+    isolated = False
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        env: Mapping[str, str],
+        limits: Limits,
+        workdir: str,
+        stdout: Path,
+        stderr: Path,
+    ) -> ExecResult:
+        """Run ``command`` in ``<run root>/<workdir>``; absolute paths in it still mean the host's."""
+        check_request(command, mounts, limits, workdir)
+        for outer, inner in ((a, b) for a in mounts for b in mounts if a is not b):
+            if is_within(inner.target, outer.target):  # the symlink would have to be created in the host source
+                raise PodiumError(f"The 'local' sandbox cannot nest mounts: {inner.target!r} lies in {outer.target!r}.")
+        warning = NO_ISOLATION_WARNING.format(user=_user())
+        print(f"\n*** WARNING: {warning} ***\n", file=sys.stderr, flush=True)
+        for path in (stdout, stderr):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="podium-local-"))
+        try:
+            cwd = _lay_out(root, mounts, workdir)
+            full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root / "home"), **env}
+            with open(stdout, "wb") as out, open(stderr, "wb") as err:
+                process = spawn_gated(command, env=full_env, cwd=cwd, stdout=out, stderr=err)
+            try:
+                if limits.memory_bytes is not None:
+                    resource.prlimit(process.pid, resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+                open_gate(process)
+                watched = watch(
+                    process,
+                    wall_seconds=limits.wall_seconds,
+                    measure=lambda: proc_usage(descendants(process.pid)),
+                    kill=lambda: kill_tree(process.pid),
+                )
+            finally:
+                if process.returncode is None:
+                    kill_tree(process.pid)
+                    process.wait()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)  # removes the symlinks, never what they point to
+        peak = max([watched.max_rss_bytes, *(s.rss_bytes for s in watched.samples)])
+        return ExecResult(
+            exit_code=watched.exit_code,
+            timed_out=watched.timed_out,
+            killed_for="time" if watched.timed_out else None,
+            seconds=watched.seconds,
+            peak_memory_bytes=peak,
+            samples=watched.samples,
+            warnings=[warning],
+        )
+
+
+def _lay_out(root: Path, mounts: Sequence[Mount], workdir: str) -> Path:
+    """Create ``root/<target>`` symlinks for the mounts, ``root/home`` and the working directory."""
+    for mount in mounts:
+        link = root / mount.target.lstrip("/")
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(mount.source.resolve(), target_is_directory=mount.source.is_dir())
+    (root / "home").mkdir(exist_ok=True)
+    cwd = root / workdir.lstrip("/")
+    if host_path_of(workdir, mounts) is None:
+        cwd.mkdir(parents=True, exist_ok=True)
+    return cwd
+
+
+def _user() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid {os.getuid()}"

@@ -1,0 +1,155 @@
+"""Starting a command behind a gate, watching it against the wall clock, and /proc accounting."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from podium.sandbox._types import ResourceSample
+
+SAMPLE_EVERY_SECONDS = 1.0
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+# The child waits on this gate (a line on stdin) before it execs the command, so that the parent can
+# put it into cgroups or set its rlimits first. Unlike ``preexec_fn`` this is safe when the harness
+# runs several sandboxes from threads. The command's own stdin is /dev/null.
+_GATE = 'read -r _ && exec "$@" </dev/null'
+
+
+def spawn_gated(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, stdout: IO[bytes], stderr: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` paused at the gate, in a new session (so its process group can be killed)."""
+    return subprocess.Popen(
+        ["/bin/sh", "-c", _GATE, "podium-gate", *argv],
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+
+
+def open_gate(process: subprocess.Popen[bytes]) -> None:
+    """Let the gated child exec its command."""
+    assert process.stdin is not None
+    process.stdin.write(b"go\n")
+    process.stdin.close()
+
+
+@dataclass
+class Watched:
+    """What watching a process until it ended (or was killed) saw."""
+
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    max_rss_bytes: int
+    samples: list[ResourceSample] = field(default_factory=list)
+
+
+def watch(
+    process: subprocess.Popen[bytes],
+    *,
+    wall_seconds: float,
+    measure: Callable[[], tuple[float, int] | None],
+    kill: Callable[[], None],
+) -> Watched:
+    """Wait for ``process``, sampling ``measure`` every second and calling ``kill`` at the wall limit."""
+    started = time.monotonic()
+    samples: list[ResourceSample] = []
+    next_sample = SAMPLE_EVERY_SECONDS
+    pidfd = os.pidfd_open(process.pid)
+    try:
+        while True:
+            elapsed = time.monotonic() - started
+            if elapsed >= wall_seconds:
+                kill()
+                _, max_rss = _reap(process)
+                return Watched(None, True, time.monotonic() - started, max_rss, samples)
+            if elapsed >= next_sample:
+                usage = measure()
+                if usage is not None:
+                    samples.append(ResourceSample(round(elapsed, 3), *usage))
+                next_sample += SAMPLE_EVERY_SECONDS
+            readable, _, _ = select.select([pidfd], [], [], max(0.0, min(next_sample, wall_seconds) - elapsed))
+            if readable:
+                code, max_rss = _reap(process)
+                return Watched(code, False, time.monotonic() - started, max_rss, samples)
+    finally:
+        os.close(pidfd)
+
+
+def _reap(process: subprocess.Popen[bytes]) -> tuple[int, int]:
+    """Wait for the process with wait4 (for its peak RSS) and tell Popen it is gone."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, usage.ru_maxrss * 1024  # ru_maxrss is in KiB on Linux
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it, found through the parent pids in /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            stat = _stat_fields(int(entry.name))
+            if stat is not None:
+                children.setdefault(int(stat[1]), []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def kill_tree(root: int, timeout: float = 5.0) -> None:
+    """SIGKILL ``root``, its process group and every descendant, then wait until they have exited.
+
+    Exited means dead or a zombie: a zombie holds no memory and runs nothing. When bwrap's pid 1 is
+    among them, its exit also means that the kernel has emptied its pid namespace.
+    """
+    victims = descendants(root)
+    for pid in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(root, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in victims) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    stat = _stat_fields(pid)
+    return stat is not None and stat[0] != "Z"
+
+
+def proc_usage(pids: Sequence[int] | set[int]) -> tuple[float, int]:
+    """CPU seconds (of live processes only) and resident memory summed over ``pids``."""
+    cpu, rss = 0.0, 0
+    for pid in pids:
+        stat = _stat_fields(pid)
+        if stat is not None:
+            cpu += (int(stat[11]) + int(stat[12])) / _CLOCK_TICKS  # utime, stime
+            rss += int(stat[21]) * _PAGE_SIZE
+    return cpu, rss
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state is [0], ppid [1])."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()

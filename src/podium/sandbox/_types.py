@@ -1,0 +1,125 @@
+"""The sandbox interface: what a run is given (mounts, limits) and what it reports (ExecResult)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from podium.errors import PodiumError
+
+KilledFor = Literal["time", "memory"]
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host path (``source``) shown at ``target`` inside the sandbox; read-only unless ``writable``."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use. ``None`` means no cap (the wall-clock limit is always enforced)."""
+
+    wall_seconds: float
+    memory_bytes: int | None = None
+    pids: int | None = 1024
+    cpus: float | None = None
+
+
+@dataclass(frozen=True)
+class ResourceSample:
+    """The run's usage ``t`` seconds after it started: CPU seconds so far and memory in use now."""
+
+    t: float
+    cpu_seconds: float
+    rss_bytes: int
+
+
+@dataclass
+class ExecResult:
+    """How a run ended.
+
+    ``exit_code`` is ``None`` when the harness killed the run for time. ``killed_for`` says why the
+    run was killed (``"time"`` or ``"memory"``), ``warnings`` lists every limit or isolation that
+    was asked for but not enforced.
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    killed_for: KilledFor | None
+    seconds: float
+    peak_memory_bytes: int | None
+    samples: list[ResourceSample] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class Sandbox(Protocol):
+    """Runs one command under limits. Implementations differ only in how much they isolate it."""
+
+    name: str
+    isolated: bool
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        env: Mapping[str, str],
+        limits: Limits,
+        workdir: str,
+        stdout: Path,
+        stderr: Path,
+    ) -> ExecResult:
+        """Run ``command`` in ``workdir`` (a path inside the sandbox) and wait for it to end."""
+        ...
+
+
+def check_request(command: Sequence[str], mounts: Sequence[Mount], limits: Limits, workdir: str) -> None:
+    """Reject a run request that no sandbox could honour, naming the offending value."""
+    if not command:
+        raise PodiumError("The sandbox command is empty. Fix: pass the program and its arguments.")
+    if not limits.wall_seconds > 0:
+        raise PodiumError(f"Limits.wall_seconds must be positive, got {limits.wall_seconds!r}.")
+    for name in ("memory_bytes", "pids", "cpus"):
+        value = getattr(limits, name)
+        if value is not None and not value > 0:
+            raise PodiumError(f"Limits.{name} must be positive or None, got {value!r}.")
+    check_inside_path(workdir, "workdir")
+    for mount in mounts:
+        check_inside_path(mount.target, "Mount.target")
+        if mount.target == "/":
+            raise PodiumError(f"A mount cannot replace the sandbox root: {mount}.")
+        if not mount.source.exists():
+            raise PodiumError(f"Mount source {str(mount.source)!r} does not exist. Fix: create it or drop the mount.")
+    targets = [m.target for m in mounts]
+    if len(set(targets)) != len(targets):
+        raise PodiumError(f"Two mounts share a target: {sorted(targets)}.")
+    source = host_path_of(workdir, mounts)
+    if source is not None and not source.is_dir():
+        raise PodiumError(f"workdir {workdir!r} lies in a mount but {str(source)!r} is not a directory on the host.")
+
+
+def check_inside_path(path: str, what: str) -> None:
+    """A path inside the sandbox must be absolute and normalised (no ``..``, no trailing ``/``)."""
+    if not path.startswith("/") or posixpath.normpath(path) != path or path.startswith("//"):
+        raise PodiumError(f"{what} must be an absolute, normalised path inside the sandbox, got {path!r}.")
+
+
+def is_within(path: str, parent: str) -> bool:
+    """Whether the inside path ``path`` is ``parent`` or lies below it."""
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def host_path_of(inside: str, mounts: Sequence[Mount]) -> Path | None:
+    """The host path behind an inside path, through the deepest mount that covers it (None if none does)."""
+    covering = [m for m in mounts if is_within(inside, m.target)]
+    if not covering:
+        return None
+    mount = max(covering, key=lambda m: len(m.target))
+    return mount.source.joinpath(inside[len(mount.target) :].lstrip("/"))

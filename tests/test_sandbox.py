@@ -1,0 +1,509 @@
+"""Sandboxes: positive behaviour on both implementations, escape attempts against bwrap.
+
+Each agent here is a small Python script run inside the sandbox. The escape tests plant something
+on the host (a secret file, a secret environment variable, a listening socket on 127.0.0.1) and
+check that the script cannot reach it; the limit tests check that caps and the wall clock are
+enforced and that no process of a run outlives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from podium.errors import PodiumError
+from podium.sandbox import ExecResult, Limits, LocalSandbox, Mount, Sandbox, get_sandbox
+from podium.sandbox._cgroup import RunCgroup
+
+MiB = 1 << 20
+# the top of the sandbox: system dirs, /etc, /root (Python prefix only), fresh /tmp and /home, the /job mounts
+SANDBOX_ROOT_ENTRIES = {
+    "bin",
+    "dev",
+    "etc",
+    "home",
+    "job",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "proc",
+    "root",
+    "sbin",
+    "tmp",
+    "usr",
+}
+
+
+def _cgroup_writable(controller: str) -> bool:
+    hierarchy = Path("/sys/fs/cgroup") / controller
+    return (hierarchy / "cgroup.procs").is_file() and os.access(hierarchy, os.W_OK)
+
+
+needs_memory_cgroup = pytest.mark.skipif(
+    not _cgroup_writable("memory"), reason="cgroup v1 memory controller not writable here: the memory cap is off"
+)
+needs_pids_cgroup = pytest.mark.skipif(
+    not _cgroup_writable("pids"), reason="cgroup v1 pids controller not writable here: the pids cap is off"
+)
+needs_cpu_cgroup = pytest.mark.skipif(
+    not _cgroup_writable("cpu") or not _cgroup_writable("cpuacct"),
+    reason="cgroup v1 cpu/cpuacct controllers not writable here: the cpu cap is off",
+)
+
+
+@pytest.fixture(scope="module")
+def bwrap() -> Sandbox:
+    try:
+        return get_sandbox("bwrap")
+    except PodiumError as error:
+        pytest.skip(f"bubblewrap sandbox unavailable: {error}")
+
+
+@pytest.fixture(params=["bwrap", "local"])
+def any_sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    if request.param == "local":
+        return LocalSandbox()
+    sandbox: Sandbox = request.getfixturevalue("bwrap")
+    return sandbox
+
+
+class Job:
+    """A run's host side: ``code`` (read-only at /job/code), ``data`` (read-only), ``out`` (writable)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.code, self.data, self.out = root / "code", root / "data", root / "out"
+        for path in (self.code, self.data, self.out):
+            path.mkdir(parents=True)
+        (self.data / "train.csv").write_text("id,y\n1,0\n")
+
+    @property
+    def mounts(self) -> list[Mount]:
+        return [
+            Mount(self.code, "/job/code"),
+            Mount(self.data, "/job/data"),
+            Mount(self.out, "/job/out", writable=True),
+        ]
+
+    def run(
+        self,
+        sandbox: Sandbox,
+        script: str,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        (self.code / "agent.py").write_text(textwrap.dedent(script))
+        return sandbox.run(
+            ["python3", "code/agent.py", *args],
+            mounts=self.mounts,
+            env=dict(env or {}),
+            limits=limits or Limits(wall_seconds=20),
+            workdir="/job",
+            stdout=self.root / "logs" / "stdout.txt",
+            stderr=self.root / "logs" / "stderr.txt",
+        )
+
+    @property
+    def stdout(self) -> str:
+        return (self.root / "logs" / "stdout.txt").read_text()
+
+    @property
+    def stderr(self) -> str:
+        return (self.root / "logs" / "stderr.txt").read_text()
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Job:
+    return Job(tmp_path / "job")
+
+
+def _processes_with(token: str) -> list[int]:
+    """Host pids whose command line mentions ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+# --- what every sandbox does -------------------------------------------------------------------------
+
+
+def test_runs_python_with_mounts_env_exit_code_and_logs(any_sandbox: Sandbox, job: Job) -> None:
+    result = job.run(
+        any_sandbox,
+        """
+        import os, sys
+        print("train:", open("data/train.csv").read().splitlines()[1])
+        open("out/submission.csv", "w").write("id,y\\n1,1\\n")
+        print("env:", os.environ["GIVEN"], os.environ["HOME"] != "")
+        print("to stderr", file=sys.stderr)
+        sys.exit(3)
+        """,
+        env={"GIVEN": "yes"},
+    )
+    assert result.exit_code == 3, job.stderr
+    assert not result.timed_out and result.killed_for is None
+    assert "train: 1,0" in job.stdout and "env: yes True" in job.stdout
+    assert "to stderr" in job.stderr
+    assert (job.out / "submission.csv").read_text() == "id,y\n1,1\n"
+    assert result.peak_memory_bytes is not None and result.peak_memory_bytes > 0
+
+
+def test_rejects_malformed_requests(any_sandbox: Sandbox, job: Job) -> None:
+    with pytest.raises(PodiumError, match="absolute"):
+        any_sandbox.run(
+            ["true"],
+            mounts=[Mount(job.data, "relative/data")],
+            env={},
+            limits=Limits(5),
+            workdir="/job",
+            stdout=job.root / "o",
+            stderr=job.root / "e",
+        )
+    with pytest.raises(PodiumError, match="does not exist"):
+        any_sandbox.run(
+            ["true"],
+            mounts=[Mount(job.root / "missing", "/job/x")],
+            env={},
+            limits=Limits(5),
+            workdir="/job",
+            stdout=job.root / "o",
+            stderr=job.root / "e",
+        )
+
+
+def test_get_sandbox_names_the_choices_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PodiumError, match="bwrap, local"):
+        get_sandbox("docker-ish")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(PodiumError, match="apt-get install bubblewrap"):
+        get_sandbox("bwrap")
+
+
+def test_local_warns_loudly_every_time(job: Job, capfd: pytest.CaptureFixture[str]) -> None:
+    local = get_sandbox("local")
+    assert local.isolated is False
+    for _ in range(2):
+        result = job.run(local, "print('hi')")
+        assert result.exit_code == 0 and "NO ISOLATION" in result.warnings[0]
+    assert capfd.readouterr().err.count("NO ISOLATION") == 2
+
+
+def test_local_kills_on_wall_limit(job: Job) -> None:
+    result = job.run(LocalSandbox(), "import time; time.sleep(30)", limits=Limits(wall_seconds=0.5))
+    assert result.timed_out and result.killed_for == "time" and result.exit_code is None
+    assert result.seconds < 5
+
+
+def test_local_memory_cap_is_an_address_space_limit(job: Job) -> None:
+    result = job.run(
+        LocalSandbox(),
+        "try:\n    b = b'x' * (1 << 30)\nexcept MemoryError:\n    print('MemoryError')\n",
+        limits=Limits(wall_seconds=20, memory_bytes=300 * MiB),
+    )
+    assert result.exit_code == 0 and "MemoryError" in job.stdout and result.killed_for is None
+
+
+# --- bwrap: what the agent can see -------------------------------------------------------------------
+
+
+def test_bwrap_sees_only_the_allowed_filesystem(bwrap: Sandbox, job: Job, tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    secret = tmp_path / "private" / f"answers-{token}.csv"
+    secret.parent.mkdir()
+    secret.write_text(f"id,y\n1,{token}\n")
+    result = job.run(
+        bwrap,
+        r"""
+        import json, os, sys
+        secret = sys.argv[1]
+        name = os.path.basename(secret)
+        tries = [secret, "/proc/1/root" + secret, "/proc/self/root" + secret,
+                 f"/proc/{os.getppid()}/root" + secret, f"/proc/{os.getppid()}/cwd/../../{name}"]
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            tries += [f"/proc/{pid}/root{secret}", f"/proc/{pid}/cwd{secret}"]
+        for path in tries:
+            try:
+                print("LEAKED via", path, open(path).read())
+            except OSError:
+                pass
+        for path in ("/work", "/root/.pyenv/shims", "/var", "/sys", os.path.dirname(secret)):
+            if os.path.exists(path):
+                print("VISIBLE", path)
+        skip = {"/proc", "/dev", "/usr", sys.base_prefix, sys.prefix}
+        for top, dirs, files in os.walk("/"):
+            dirs[:] = [d for d in dirs if os.path.join(top, d) not in skip]
+            if name in files:
+                print("FOUND", os.path.join(top, name))
+        print("ROOT", json.dumps(sorted(os.listdir("/"))))
+        print("ROOT-HOME", json.dumps(os.listdir("/root")))
+        print("PIDS", json.dumps(sorted(int(p) for p in os.listdir("/proc") if p.isdigit())))
+        """,
+        args=[str(secret)],
+    )
+    assert result.exit_code == 0, job.stderr
+    assert token not in job.stdout
+    assert "LEAKED" not in job.stdout and "VISIBLE" not in job.stdout and "FOUND" not in job.stdout
+    top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
+    assert set(top) <= SANDBOX_ROOT_ENTRIES
+    if sys.base_prefix.startswith("/root/"):
+        assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]
+    pids = json.loads(job.stdout.split("PIDS ")[1].splitlines()[0])
+    assert pids == [1, 2]  # its own pid namespace: bwrap's init and the agent
+
+
+def test_bwrap_hides_the_harness_environment(bwrap: Sandbox, job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    token = uuid.uuid4().hex
+    monkeypatch.setenv("PODIUM_SECRET_TOKEN", token)
+    result = job.run(
+        bwrap,
+        """
+        import os
+        print(dict(os.environ))
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            for what in ("environ", "cmdline"):
+                try:
+                    print(pid, what, open(f"/proc/{pid}/{what}", "rb").read())
+                except OSError as error:
+                    print(pid, what, "unreadable", error)
+        """,
+        env={"GIVEN": "yes"},
+    )
+    assert result.exit_code == 0, job.stderr
+    assert "'GIVEN': 'yes'" in job.stdout
+    assert token not in job.stdout and "PODIUM_SECRET_TOKEN" not in job.stdout
+
+
+def test_bwrap_cannot_reach_the_host_loopback(bwrap: Sandbox, job: Job) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        result = job.run(
+            bwrap,
+            """
+            import socket, sys
+            try:
+                socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()
+                print("CONNECTED")
+            except OSError as error:
+                print("refused:", type(error).__name__)
+            print("interfaces:", [line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:]])
+            """,
+            args=[str(port)],
+        )
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing ever arrived on the host side
+    assert result.exit_code == 0, job.stderr
+    assert "CONNECTED" not in job.stdout and "refused:" in job.stdout
+    assert "interfaces: ['lo']" in job.stdout
+
+
+def test_bwrap_cannot_write_outside_its_writable_mounts(bwrap: Sandbox, job: Job) -> None:
+    token = uuid.uuid4().hex
+    result = job.run(
+        bwrap,
+        """
+        import ctypes, os, sys
+        token = sys.argv[1]
+        targets = ["/job/data/train.csv", f"/job/data/{token}", f"/job/code/{token}", f"/usr/{token}", f"/{token}",
+                   f"/etc/{token}", f"{sys.prefix}/{token}", f"/root/{token}", f"/proc/sys/kernel/{token}"]
+        for path in targets:
+            try:
+                with open(path, "a") as handle:
+                    handle.write("x")
+                print("WROTE", path)
+            except OSError:
+                pass
+        for attempt in (lambda: os.remove("/job/data/train.csv"), lambda: os.chmod("/job/data/train.csv", 0o777)):
+            try:
+                attempt()
+                print("CHANGED data")
+            except OSError:
+                pass
+        libc = ctypes.CDLL(None, use_errno=True)
+        MS_REMOUNT, MS_BIND = 32, 4096
+        if libc.mount(None, b"/job/data", None, MS_REMOUNT | MS_BIND, None) == 0:
+            print("REMOUNTED read-write")
+        if libc.mount(b"none", b"/mnt", b"tmpfs", 0, None) == 0 or libc.unshare(0x00020000) == 0:
+            print("MOUNT ALLOWED")
+        open("/job/out/ok", "w").write("ok")
+        open("/tmp/ok", "w").write("ok")
+        print("DONE")
+        """,
+        args=[token],
+    )
+    assert result.exit_code == 0, job.stderr
+    assert "DONE" in job.stdout
+    for marker in ("WROTE", "CHANGED", "REMOUNTED", "MOUNT ALLOWED"):
+        assert marker not in job.stdout
+    assert (job.data / "train.csv").read_text() == "id,y\n1,0\n"
+    assert sorted(p.name for p in job.data.iterdir()) == ["train.csv"]
+    assert not any(Path(p, token).exists() for p in ("/usr", "/", "/etc", sys.prefix, "/root"))
+    assert (job.out / "ok").read_text() == "ok"
+
+
+# --- bwrap: limits -----------------------------------------------------------------------------------
+
+
+@needs_pids_cgroup
+def test_bwrap_contains_a_fork_bomb(bwrap: Sandbox, job: Job) -> None:
+    token = uuid.uuid4().hex
+    result = job.run(
+        bwrap,
+        """
+        import os, time
+        forked = 0
+        try:
+            while forked < 500:  # bounded even if the cap failed
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                forked += 1
+        except OSError as error:
+            print("fork failed", error.errno)
+        print("forked", forked)
+        """,
+        args=[token],
+        limits=Limits(wall_seconds=20, pids=40),
+    )
+    assert result.exit_code == 0, job.stderr
+    assert "fork failed" in job.stdout
+    assert int(job.stdout.split("forked ")[1]) < 40
+    assert result.seconds < 15
+    assert _processes_with(token) == []  # the sleeping children died with the run
+    assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
+
+
+@needs_memory_cgroup
+def test_bwrap_kills_for_memory(bwrap: Sandbox, job: Job) -> None:
+    result = job.run(
+        bwrap,
+        """
+        chunks = []
+        for i in range(20):
+            chunks.append(b"x" * (50 << 20))  # touches every page: 1 GB in 50 MB steps
+            print("allocated", (i + 1) * 50, "MB", flush=True)
+        print("SURVIVED")
+        """,
+        limits=Limits(wall_seconds=30, memory_bytes=200 * MiB),
+    )
+    assert result.killed_for == "memory", (result, job.stderr)
+    assert not result.timed_out and result.exit_code != 0
+    assert "SURVIVED" not in job.stdout
+    assert result.peak_memory_bytes is not None and result.peak_memory_bytes <= 200 * MiB
+    assert result.warnings == []
+
+
+@needs_cpu_cgroup
+def test_bwrap_caps_cpu(bwrap: Sandbox, job: Job) -> None:
+    result = job.run(bwrap, "while True: pass", limits=Limits(wall_seconds=1.5, cpus=0.25))
+    assert result.killed_for == "time"
+    assert result.samples and result.samples[0].cpu_seconds < 0.45  # a quarter of a core, not a whole one
+
+
+def test_bwrap_kills_the_whole_tree_at_the_wall_limit(bwrap: Sandbox, job: Job) -> None:
+    token = uuid.uuid4().hex
+    wall, grandchild_delay = 2.5, 4.0
+    started = time.monotonic()
+    result = job.run(
+        bwrap,
+        f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:  # detached grandchild: would write the marker after the wall limit
+                time.sleep({grandchild_delay})
+                open("out/marker", "w").write("outlived the run")
+            os._exit(0)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:  # busy, so the samples show CPU time
+            pass
+        """,
+        args=[token],
+        limits=Limits(wall_seconds=wall),
+    )
+    assert result.timed_out and result.killed_for == "time" and result.exit_code is None
+    assert wall <= result.seconds < wall + 3
+    assert _processes_with(token) == []
+    assert result.samples and result.samples[-1].cpu_seconds > 0.3 and result.samples[-1].rss_bytes > 0
+    time.sleep(max(0.0, started + grandchild_delay + 0.5 - time.monotonic()))
+    assert not (job.out / "marker").exists()
+
+
+def test_bwrap_leaves_nothing_behind_after_a_normal_exit(
+    bwrap: Sandbox, job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = uuid.uuid4().hex
+    groups: list[RunCgroup] = []
+    create = RunCgroup.create
+
+    def remember(run_id: str, limits: Limits) -> RunCgroup:
+        groups.append(create(run_id, limits))
+        return groups[-1]
+
+    monkeypatch.setattr(RunCgroup, "create", remember)
+    result = job.run(
+        bwrap,
+        """
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(30)
+            os._exit(0)
+        time.sleep(0.2)
+        """,
+        args=[token],
+    )
+    assert result.exit_code == 0 and not result.timed_out, job.stderr
+    assert _processes_with(token) == []
+    assert not any(path.exists() for group in groups for path in group.dirs.values())  # the cgroups were removed
+
+
+def test_bwrap_without_cgroups_still_isolates_and_times_out(
+    bwrap: Sandbox, job: Job, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("podium.sandbox._cgroup.CGROUP_ROOT", tmp_path / "no-cgroups")
+    token = uuid.uuid4().hex
+    result = job.run(
+        bwrap,
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\ntime.sleep(30)\n",
+        args=[token],
+        limits=Limits(wall_seconds=1, memory_bytes=100 * MiB, pids=50),
+    )
+    assert result.killed_for == "time"
+    assert _processes_with(token) == []
+    assert any("memory_bytes" in w for w in result.warnings) and any("pids" in w for w in result.warnings)
+
+
+def test_bwrap_runs_as_an_unprivileged_user(bwrap: Sandbox, job: Job) -> None:
+    result = job.run(
+        bwrap,
+        """
+        import os
+        status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+        print(os.getuid(), status["CapEff"].strip(), status["NoNewPrivs"].strip())
+        """,
+    )
+    assert job.stdout.split() == ["1000", "0000000000000000", "1"], job.stderr
+    assert result.exit_code == 0
