@@ -80,9 +80,15 @@ def main() -> int:
         x, x_test = features(train, test, drop=ids + targets)
         prediction = test[ids].copy()
         for target in targets:
-            values = pd.to_numeric(sample[target], errors="coerce")
-            as_probability = bool(values.between(0, 1).all() and train[target].nunique() == 2)
-            prediction[target] = fit_predict(x, train[target], x_test, as_probability)
+            y = train[target]
+            if y.dtype == object and y.nunique() > 0.5 * len(y):
+                log(f"{target!r} is free text, not a label: keeping the sample's values")
+                prediction[target] = sample.set_index(ids[0])[target].reindex(test[ids[0]]).to_numpy()
+                continue
+            as_probability = bool(
+                pd.api.types.is_float_dtype(sample[target]) and sample[target].between(0, 1).all() and y.nunique() == 2
+            )
+            prediction[target] = fit_predict(x, y, x_test, as_probability)
         submission = sample[ids].merge(prediction, on=ids, how="left")[sample.columns]
         if submission.isna().any().any():
             raise ValueError("some test ids got no prediction")

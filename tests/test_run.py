@@ -1,0 +1,180 @@
+"""`podium run` end to end under bwrap: agents, validation, grading outside, resume after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from podium import competition as registry
+from podium.data.prepare import prepare_competition
+from podium.fixtures import make_raw
+from podium.store import RunStore
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)")
+
+COMPS = ("spaceship-titanic", "tweet-sentiment-extraction")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("run-data")
+    for cid in COMPS:
+        comp = registry.get(cid)
+        prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw" / cid))
+    return root / "data"
+
+
+def _agent(folder: Path, script: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "agent.yaml").write_text("name: " + folder.name + "\ncommand: [python3, /home/agent/main.py]\n")
+    (folder / "main.py").write_text(script)
+    return folder
+
+
+def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "podium", *args], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
+    )
+
+
+def _records(runs: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(runs.glob("*/*/*/record.json"))]
+
+
+def test_baseline_and_dummy_runs_are_graded_and_reported(tmp_path: Path, data_dir: Path) -> None:
+    for agent in ("dummy", "baseline"):
+        result = podium(
+            "run", "--agent", agent, "--competitions", ",".join(COMPS), "--time-limit", "5m",
+            "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"), "--run-group", agent,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "made submission" in result.stdout and "| " + agent + " |" in result.stdout
+    records = _records(tmp_path / "runs")
+    assert len(records) == 4
+    for record in records:
+        grade = record["grade"]
+        assert grade["submission_exists"] and grade["valid_submission"], grade
+        assert record["competition_version"] == registry.get(record["competition_id"]).version
+        assert record["podium_version"] and record["limits"]["time_limit_s"] == 300
+    baseline = {r["competition_id"]: r for r in records if r["agent"] == "baseline"}
+    dummy = {r["competition_id"]: r for r in records if r["agent"] == "dummy"}
+    assert "holdout score" in (tmp_path / "runs" / "baseline" / "spaceship-titanic" / "0" / "logs" / "agent.stdout.log").read_text()
+    assert baseline["spaceship-titanic"]["grade"]["score"] is not None and dummy["spaceship-titanic"]["grade"]["score"] is not None
+    assert (tmp_path / "runs" / "baseline" / "report.md").is_file()
+
+
+def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path) -> None:
+    agent = _agent(
+        tmp_path / "validator",
+        "import os, shutil, subprocess, json\n"
+        "seen = {p: os.path.exists(p) for p in ['/home/data/description.md', '/home/instructions.md', '/home/validate_submission.sh']}\n"
+        "env = {k: os.environ.get(k) for k in ['COMPETITION_ID', 'TIME_LIMIT_SECS', 'HARDWARE']}\n"
+        "bad = subprocess.run(['/home/validate_submission.sh', '/home/data/train.csv'], capture_output=True, text=True)\n"
+        "import time; time.sleep(1.2)\n"
+        "shutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\n"
+        "good = subprocess.run(['/home/validate_submission.sh'], capture_output=True, text=True)\n"
+        "json.dump({'seen': seen, 'env': env, 'bad': bad.returncode, 'good': good.returncode, 'out': good.stdout}, open('/home/logs/probe.json', 'w'))\n",
+    )
+    result = podium("run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    (record,) = _records(tmp_path / "runs")
+    probe = json.loads((tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "probe.json").read_text())
+    assert all(probe["seen"].values()), probe
+    assert probe["env"]["COMPETITION_ID"] == COMPS[0] and probe["env"]["TIME_LIMIT_SECS"] == "120"
+    assert probe["bad"] == 1 and probe["good"] == 0, probe
+    assert "score" not in probe["out"].lower()
+    verdicts = [c.get("verdict") for c in record["validation_calls"]]
+    assert verdicts.count("invalid") == 1 and verdicts.count("valid") == 1, record["validation_calls"]
+    assert record["grade"]["valid_submission"]
+
+
+def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_dir: Path) -> None:
+    answers = data_dir / COMPS[0] / "prepared" / "private" / registry.get(COMPS[0]).answers
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    agent = _agent(
+        tmp_path / "escaper",
+        "import json, os, shutil, socket\n"
+        "tries = {}\n"
+        f"for path in [{str(answers)!r}, '/proc/1/root' + {str(answers)!r}, '/work', '/root/.cache']:\n"
+        "    try:\n"
+        "        tries[path] = 'read' if os.path.isfile(path) and open(path).read(1) is not None else ('listed' if os.listdir(path) else 'empty')\n"
+        "    except Exception as e:\n"
+        "        tries[path] = type(e).__name__\n"
+        "tries['env'] = os.environ.get('PODIUM_TEST_SECRET')\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=2); tries['net'] = 'connected'\n"
+        "except Exception as e:\n"
+        "    tries['net'] = type(e).__name__\n"
+        "try:\n"
+        "    open('/home/data/planted.txt', 'w').write('x'); tries['write_data'] = 'wrote'\n"
+        "except Exception as e:\n"
+        "    tries['write_data'] = type(e).__name__\n"
+        "json.dump(tries, open('/home/logs/tries.json', 'w'))\n"
+        "shutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\n",
+    )
+    try:
+        result = podium(
+            "run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir),
+            "--runs-dir", str(tmp_path / "runs"), env={"PODIUM_TEST_SECRET": "hunter2"},
+        )  # fmt: skip
+    finally:
+        listener.close()
+    assert result.returncode == 0, result.stderr[-3000:]
+    tries = json.loads((tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "tries.json").read_text())
+    assert tries.pop("env") is None
+    assert tries.pop("net") != "connected"
+    assert tries.pop("write_data") != "wrote" and not (data_dir / COMPS[0] / "prepared" / "public" / "planted.txt").exists()
+    assert all(v not in ("read", "listed") for v in tries.values()), tries
+    (record,) = _records(tmp_path / "runs")
+    assert record["grade"]["valid_submission"]
+
+
+def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data_dir: Path) -> None:
+    agent = _agent(tmp_path / "sleeper", "import time\ntime.sleep(120)\n")
+    started = time.monotonic()
+    result = podium("run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "3s", "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert time.monotonic() - started < 90
+    (record,) = _records(tmp_path / "runs")
+    assert record["agent_result"]["killed_for"] == "time"
+    assert not record["grade"]["submission_exists"] and not record["grade"]["valid_submission"]
+
+
+def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Path, data_dir: Path) -> None:
+    agent = _agent(
+        tmp_path / "slow",
+        "import shutil, time\nshutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\ntime.sleep(3)\n",
+    )
+    runs = tmp_path / "runs"
+    args = ["run", "--agent", str(agent), "--competitions", ",".join(COMPS), "--seeds", "2", "--time-limit", "2m",
+            "--data-dir", str(data_dir), "--runs-dir", str(runs)]  # fmt: skip
+    child = subprocess.Popen([sys.executable, "-m", "podium", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("*/*/*/record.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    first = {(r["competition_id"], r["seed"]): r["started_at"] for r in _records(runs)}
+    assert 1 <= len(first) < 4
+    result = podium(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = _records(runs)
+    assert len(records) == 4 and len({(r["competition_id"], r["seed"]) for r in records}) == 4
+    for record in records:  # finished runs were not run again
+        key = (record["competition_id"], record["seed"])
+        if key in first:
+            assert record["started_at"] == first[key]
+    assert len(RunStore(runs).rows("default")) == 4
+    assert not list(runs.glob("*/*/.*.tmp-*")), "the killed run's staging folders are cleaned up"
