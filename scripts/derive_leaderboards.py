@@ -41,6 +41,10 @@ def main(argv: list[str]) -> int:
     for cid in registry.ids():
         path = source / f"{cid}.csv"
         if not path.exists():
+            existing = registry.COMPETITIONS_DIR / cid / "leaderboard.json"
+            if existing.exists():
+                print(f"{cid}: no leaderboard CSV; keeping its {json.loads(existing.read_text())['source']} leaderboard")
+                continue
             print(f"{cid}: no leaderboard CSV; medals will be reported as unavailable")
             missing += 1
             continue

@@ -101,6 +101,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  note: {note}")
     if comp.leaderboard is None:
         print("  no Kaggle leaderboard: medals and percentiles are unavailable")
+    elif comp.leaderboard.source != "kaggle":
+        print(f"  leaderboard: {comp.leaderboard.source} (not a Kaggle leaderboard; medals are against it)")
     return 0
 
 
@@ -159,12 +161,16 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     download = None
     if source is None:
         from podium.data import kaggle
+        from podium.data.prepare import _prepare_module
 
-        # only competitions that will download: not prepared yet (or --force) and not already extracted
+        # only competitions that will download: not prepared yet (or --force), not already extracted,
+        # and not built from package-shipped data (a prepare.py with fetch_raw, the practice suite)
         missing = [
             c
             for c in comps
-            if (args.force or not (data_dir / c.id / "prepared").exists()) and not (data_dir / c.id / "raw").is_dir()
+            if (args.force or not (data_dir / c.id / "prepared").exists())
+            and not (data_dir / c.id / "raw").is_dir()
+            and not hasattr(_prepare_module(c.folder), "fetch_raw")
         ]
         if missing:
             pending = kaggle.preflight([c.id for c in missing])
@@ -286,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list competitions")
-    p.add_argument("--split", default="all", help="low (lite), medium, high, split75, dev, systemcard, all")
+    p.add_argument("--split", default="all", help="low (lite), medium, high, split75, dev, systemcard, practice, all")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_list)
 

@@ -46,7 +46,7 @@ COLUMN_KINDS = frozenset(
 )
 NUMERIC_KINDS = frozenset({"float", "probability", "int", "bool"})
 Complexity = Literal["low", "medium", "high", "dev", "practice"]
-SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "all")
+SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "all")
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

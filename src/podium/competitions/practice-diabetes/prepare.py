@@ -1,0 +1,63 @@
+"""Practice: diabetes progression (regression), from scikit-learn's bundled diabetes data.
+
+Facts: raw/diabetes.csv is the table ``load_diabetes(scaled=False)`` ships (age, sex, bmi, bp,
+s1..s6 in original units; ``target`` the disease progression one year later). The blood serum
+columns s1..s6 get their names (tc, ldl, hdl, tch, ltg, glu), the target becomes ``progression``,
+rows get ids 1..N from a permutation seeded 0, and train_test_split(test_size=0.2, random_state=0)
+makes public train.csv (with ``progression``) and test.csv (without); private test.csv holds id
+and ``progression``; the sample submission predicts the declared default everywhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+RAW = "diabetes.csv"
+TARGET = "progression"
+TEST_SIZE = 0.2
+SERUM = {"s1": "tc", "s2": "ldl", "s3": "hdl", "s4": "tch", "s5": "ltg", "s6": "glu"}
+
+
+def fetch_raw(raw: Path) -> None:
+    from sklearn.datasets import load_diabetes
+
+    load_diabetes(as_frame=True, scaled=False).frame.to_csv(raw / RAW, index=False)
+
+
+def _default() -> float:
+    import yaml
+
+    declared = yaml.safe_load(Path(__file__).with_name("competition.yaml").read_text(encoding="utf-8"))
+    return float(declared["columns"][TARGET]["default"])
+
+
+def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    table = pd.read_csv(raw / RAW).rename(columns={**SERUM, "target": TARGET})
+    table["sex"] = table["sex"].astype(int)
+    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
+    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
+    train, test = train.sort_values("id"), test.sort_values("id")
+    train.to_csv(public / "train.csv", index=False)
+    test.drop(columns=[TARGET]).to_csv(public / "test.csv", index=False)
+    answers = test[["id", TARGET]]
+    answers.to_csv(private / "test.csv", index=False)
+    sample = pd.DataFrame({"id": test["id"], TARGET: _default()})
+    sample.to_csv(public / "sample_submission.csv", index=False)
+
+    assert not set(train["id"]) & set(test["id"])
+    assert len(train) + len(test) == len(table) and table["id"].is_unique
+    assert answers["id"].tolist() == sample["id"].tolist()
+    assert np.isfinite(answers[TARGET]).all()
+
+
+def make_raw(raw: Path, rng: np.random.Generator) -> None:
+    """diabetes.csv: 50 real rows in the shipped layout."""
+    from sklearn.datasets import load_diabetes
+
+    frame = load_diabetes(as_frame=True, scaled=False).frame
+    frame.iloc[np.sort(rng.choice(len(frame), 50, replace=False))].to_csv(raw / RAW, index=False)
