@@ -1,11 +1,12 @@
 """The baseline agent: gradient-boosted trees on tabular data, else the sample submission.
 
-It finds train.csv, test.csv and the sample submission in /home/data; the sample's columns that
-are absent from test.csv are the targets. Each target gets a HistGradientBoosting model on the
-numeric and low-cardinality text columns, checked on a holdout of 20% of train (the holdout score
-goes to the log), then refitted on all of train. Probability columns (sample values in [0, 1] with
-a binary target) get predicted probabilities; other targets get predicted values or classes.
-Anything it cannot model falls back to the sample submission, so a submission always exists.
+It finds train.csv, test.csv and the sample submission in /home/data. The sample's columns that
+are absent from test.csv are the targets: either columns of train.csv, or the classes of one
+train.csv label column (one probability column per class). Numeric and low-cardinality text
+columns feed a HistGradientBoosting model; long free-text columns feed a TF-IDF linear model.
+Each model is checked on a holdout of 20% of train (the score goes to the log), then refitted on
+all of train. Anything it cannot model keeps the sample submission's values, so a valid
+submission always exists.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,8 +32,26 @@ def find(pattern: str) -> Path | None:
     return found[0] if found else None
 
 
-def features(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def is_text(column: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+
+
+def is_free_text(column: pd.Series) -> bool:
+    return is_text(column) and column.astype(str).str.len().mean() > 30 and column.nunique() > 0.5 * len(column)
+
+
+def design(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[Any, Any, bool]:
+    """Feature matrices for train and test; the flag says they are sparse text features."""
     both = pd.concat([train.drop(columns=drop, errors="ignore"), test.drop(columns=drop, errors="ignore")], keys=["tr", "te"])
+    texts = [c for c in both.columns if is_free_text(both[c])]
+    if texts:
+        from scipy.sparse import hstack
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        blocks = [TfidfVectorizer(max_features=50_000, ngram_range=(1, 2), sublinear_tf=True).fit_transform(both[c].fillna("").astype(str)) for c in texts]
+        matrix = hstack(blocks).tocsr()
+        n = len(train)
+        return matrix[:n], matrix[n:], True
     keep = []
     for name in both.columns:
         column = both[name]
@@ -41,23 +61,44 @@ def features(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[
         elif column.nunique() <= 50:
             both[name] = column.astype("category").cat.codes.astype(float)
             keep.append(name)
+    if not keep:
+        raise ValueError("no usable feature columns")
     both = both[keep]
-    return both.loc["tr"], both.loc["te"]
+    return both.loc["tr"], both.loc["te"], False
 
 
-def fit_predict(x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, as_probability: bool) -> np.ndarray:
+def is_classification(y: pd.Series) -> bool:
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return True
+    return bool(y.nunique() <= 20 and np.allclose(y.dropna() % 1, 0))
+
+
+def model_for(classify: bool, sparse: bool) -> Any:
+    if sparse:
+        from sklearn.linear_model import LogisticRegression, Ridge
+
+        return LogisticRegression(max_iter=2000, C=4.0) if classify else Ridge(alpha=1.0)
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    return (HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor)(random_state=0)
+
+
+def fit(x: Any, y: pd.Series, classify: bool, sparse: bool) -> Any:
     from sklearn.model_selection import train_test_split
 
-    classify = as_probability or not pd.api.types.is_float_dtype(y) or y.nunique() <= 20
-    model = (HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor)(random_state=0)
     x_fit, x_hold, y_fit, y_hold = train_test_split(x, y, test_size=0.2, random_state=0)
-    model.fit(x_fit, y_fit)
+    model = model_for(classify, sparse).fit(x_fit, y_fit)
     log(f"holdout score of {y.name!r} ({type(model).__name__}): {model.score(x_hold, y_hold):.4f}")
-    model.fit(x, y)
-    if as_probability and len(model.classes_) == 2:
-        return model.predict_proba(x_test)[:, 1]
-    return model.predict(x_test)
+    return model_for(classify, sparse).fit(x, y)
+
+
+def label_column(train: pd.DataFrame, targets: list[str]) -> str | None:
+    """A train column whose values are the target column names (one-hot class probabilities)."""
+    for name in train.columns:
+        values = set(train[name].astype(str).unique())
+        if values and values <= set(targets) and len(values) > 1:
+            return name
+    return None
 
 
 def main() -> int:
@@ -73,22 +114,32 @@ def main() -> int:
     try:
         sample, train, test = pd.read_csv(sample_path), pd.read_csv(train_path), pd.read_csv(test_path)
         ids = [c for c in sample.columns if c in test.columns]
-        targets = [c for c in sample.columns if c not in test.columns and c in train.columns]
+        targets = [c for c in sample.columns if c not in test.columns]
         if not ids or not targets:
             log("cannot match the sample's columns to train/test: keeping the sample submission")
             return 0
-        x, x_test = features(train, test, drop=ids + targets)
         prediction = test[ids].copy()
-        for target in targets:
+        label = None if all(t in train.columns for t in targets) else label_column(train, targets)
+        x, x_test, sparse = design(train, test, drop=ids + targets + ([label] if label else []))
+        if label is not None:
+            model = fit(x, train[label].astype(str), True, sparse)
+            probabilities = model.predict_proba(x_test)
+            for target in targets:
+                known = list(model.classes_)
+                prediction[target] = probabilities[:, known.index(target)] if target in known else 0.0
+        for target in targets if label is None else []:
             y = train[target]
-            if y.dtype == object and y.nunique() > 0.5 * len(y):
+            if (y.dtype == object and not is_classification(y)) or (y.dtype == object and y.nunique() > 0.5 * len(y)):
                 log(f"{target!r} is free text, not a label: keeping the sample's values")
                 prediction[target] = sample.set_index(ids[0])[target].reindex(test[ids[0]]).to_numpy()
                 continue
-            as_probability = bool(
-                pd.api.types.is_float_dtype(sample[target]) and sample[target].between(0, 1).all() and y.nunique() == 2
-            )
-            prediction[target] = fit_predict(x, y, x_test, as_probability)
+            classify = is_classification(y)
+            model = fit(x, y, classify, sparse)
+            wants_probability = pd.api.types.is_float_dtype(sample[target]) and sample[target].between(0, 1).all()
+            if classify and wants_probability and len(model.classes_) == 2:
+                prediction[target] = model.predict_proba(x_test)[:, 1]
+            else:
+                prediction[target] = model.predict(x_test)
         submission = sample[ids].merge(prediction, on=ids, how="left")[sample.columns]
         if submission.isna().any().any():
             raise ValueError("some test ids got no prediction")
