@@ -247,6 +247,21 @@ def multilabel_micro_f1(y_true, y_pred, **_):
     return f1_score(t, p, average="micro")
 
 
+def mean_sample_fbeta(y_true, y_pred, beta=1.0, **_):
+    # Kaggle's per-sample F-beta (imet F2, facebook F1): a Python set per row.
+    b2 = beta * beta
+    scores = []
+    for t, p in zip(y_true, y_pred, strict=True):
+        truth, pred = set(_text(t).split()), set(_text(p).split())
+        if not truth and not pred:
+            scores.append(1.0)
+            continue
+        tp = len(truth & pred)
+        denominator = b2 * len(truth) + len(pred)
+        scores.append((1 + b2) * tp / denominator if denominator else 0.0)
+    return float(np.mean(scores))
+
+
 def probabilistic_f1(y_true, y_pred, beta=1.0, **_):
     y = np.asarray(y_true, float)
     p = np.clip(np.asarray(y_pred, float), 0, 1)

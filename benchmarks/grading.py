@@ -252,11 +252,11 @@ def imperfect(comp: Competition, perfect: Frame, rng: np.random.Generator, skip:
         values = cols[sub_name]
         if column.kind == "probability":
             v = _floats(values)
-            cols[sub_name] = _strings(np.clip(0.6 * v + 0.4 * rng.random(n), 0.0, 1.0))
+            cols[sub_name] = _strings(np.clip(0.3 * v + 0.7 * rng.random(n), 0.0, 1.0))
         elif column.kind == "float":
             v = _floats(values)
             spread = float(np.std(v)) or 1.0
-            noisy = np.clip(v + rng.normal(0, 0.3 * spread, n), v.min(), v.max())
+            noisy = np.clip(v + rng.normal(0, 0.5 * spread, n), v.min(), v.max())
             cols[sub_name] = _strings(noisy)
         elif comp.metric.name == "kendall_tau_pooled":
             out = values.copy()
@@ -456,21 +456,22 @@ def _score_text(x: float | None) -> str:
 
 def markdown(results: list[dict[str, Any]], env_info: dict[str, Any]) -> str:
     lines = [
-        "| competition | metric | scale | rows | baseline s | baseline MB | podium s | podium MB | speedup | memory ratio | scores |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| competition | metric | scale | answer rows | baseline s | baseline CPU s | baseline MB | podium s | podium CPU s | podium MB | speedup | podium/baseline memory | scores |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
+        rows = "-" if "rows" not in r else f"{r['rows']:,}" + (f" (capped: {r['capped']})" if r.get("capped") else "")
         if "skipped" in r:
-            lines.append(f"| {r['id']} | {r['metric']} | {r['scale']}x | {r.get('rows', '-')} | - | - | - | - | - | - | skipped: {r['skipped']} |")
+            lines.append(f"| {r['id']} | {r['metric']} | {r['scale']}x | {rows} | | | | | | | | | skipped: {r['skipped']} |")
             continue
         b, p = r["baseline"], r["podium"]
-        speed = b["s"] / p["s"]
-        mem = p["mb"] / b["mb"]
-        note = r["agreement"]
-        if note != "ok":
-            note += f" (baseline {_score_text(b['score'])}{' ' + b['error'] if b['error'] else ''}; podium {_score_text(p['score'])}{' ' + p['error'] if p['error'] else ''})"
-        rows = f"{r['rows']:,}" + (" (capped)" if r.get("capped") else "")
-        lines.append(f"| {r['id']} | {r['metric']} | {r['scale']}x | {rows} | {_f(b['s'])} | {_f(b['mb'], 0)} | {_f(p['s'])} | {_f(p['mb'], 0)} | {speed:.1f}x | {mem:.2f} | {note} |")
+        note = "agree" if r["agreement"] == "ok" else r["agreement"]
+        if r["agreement"] != "ok":
+            note += f" (baseline {_score_text(b['score'])}{': ' + b['error'] if b['error'] else ''}; podium {_score_text(p['score'])}{': ' + p['error'] if p['error'] else ''})"
+        lines.append(
+            f"| {r['id']} | {r['metric']} | {r['scale']}x | {rows} | {_f(b['s'])} | {_f(b.get('cpu_s'))} | {_f(b['mb'], 0)} | {_f(p['s'])} | {_f(p.get('cpu_s'))} | {_f(p['mb'], 0)} "
+            f"| {b['s'] / p['s']:.1f}x | {p['mb'] / b['mb']:.2f} | {note} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -479,20 +480,40 @@ def summary(results: list[dict[str, Any]], env_info: dict[str, Any]) -> dict[str
     out: dict[str, Any] = {"startup": env_info}
     for scale in sorted({r["scale"] for r in done}):
         rows = [r for r in done if r["scale"] == scale]
-        speed = [r["baseline"]["s"] / r["podium"]["s"] for r in rows]
-        masks = [r["baseline"]["s"] / r["podium"]["s"] for r in rows if r["metric"] in MASK_METRICS]
+        speed = {r["id"]: r["baseline"]["s"] / r["podium"]["s"] for r in rows}
+        cpu = [r["baseline"]["cpu_s"] / r["podium"]["cpu_s"] for r in rows if r["podium"].get("cpu_s")]
+        masks = {r["id"]: round(speed[r["id"]], 1) for r in rows if r["metric"] in MASK_METRICS}
         out[f"{scale}x"] = {
             "competitions": len(rows),
-            "median_speedup": statistics.median(speed) if speed else None,
-            "slower_than_baseline": [r["id"] for r in rows if r["podium"]["s"] > r["baseline"]["s"]],
-            "min_mask_speedup": min(masks) if masks else None,
-            "more_memory_than_baseline": [r["id"] for r in rows if r["podium"]["mb"] > r["baseline"]["mb"]],
+            "median_speedup": round(statistics.median(speed.values()), 2) if speed else None,
+            "median_cpu_speedup": round(statistics.median(cpu), 2) if cpu else None,
+            "min_speedup": min(speed.items(), key=lambda kv: kv[1]) if speed else None,
+            "slower_than_baseline": {k: round(v, 2) for k, v in speed.items() if v < 1},
+            "mask_speedups": masks,
+            "more_memory_than_baseline": {r["id"]: [round(r["podium"]["mb"]), round(r["baseline"]["mb"])] for r in rows if r["podium"]["mb"] > r["baseline"]["mb"]},
             "mismatches": [r["id"] for r in rows if r["agreement"] != "ok"],
         }
     return out
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def probe_bytes_per_row(comp: Competition, base_rows: int, tmp_root: str | None) -> float:
+    """Bytes of answers + submission per answer row, from a small generated sample."""
+    n = min(base_rows, 5000)
+    tmp = Path(tempfile.mkdtemp(prefix="podium-bench-probe-", dir=tmp_root))
+    try:
+        return prepare(comp, n, tmp / "data")[2]["bytes"] / max(1, n)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def merged(kept: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Earlier results with the new ones in place of the same (id, scale), sorted."""
+    fresh = {(r["id"], r["scale"]) for r in new}
+    rows = [r for r in kept if (r["id"], r["scale"]) not in fresh] + new
+    return sorted(rows, key=lambda r: (r["scale"], r["id"].lower()))
 
 
 def selected_ids(arg: str | None) -> list[str]:
@@ -509,6 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-bytes", type=float, default=2e9, help="cap rows so answers + submission stay under this many bytes")
     parser.add_argument("--budget", type=float, default=1200, help="seconds; later runs above 1x are skipped once spent")
     parser.add_argument("--tmp", default=None, help="where the generated data is written (default: system temp)")
+    parser.add_argument("--append", action="store_true", help="keep the other results already in --out's JSON file (same id and scale are replaced)")
     args = parser.parse_args(argv)
 
     env = child_env()
@@ -518,6 +540,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     bytes_per_row: dict[str, float] = {}
     out_path = Path(args.out)
+    kept: list[dict[str, Any]] = []
+    if args.append and out_path.with_suffix(".json").exists():
+        previous = json.loads(out_path.with_suffix(".json").read_text())
+        kept = previous.get("results", [])
+        env_info = {**previous.get("startup", {}), **env_info}
+        for r in kept:
+            if r.get("data") and r["scale"] == 1:
+                bytes_per_row[r["id"]] = r["data"]["bytes"] / max(1, r["rows"])
     for scale in sorted(args.scale):
         for cid in selected_ids(args.ids):
             comp = registry.get(cid)
@@ -529,9 +559,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{cid} {scale}x: skipped ({missing})", flush=True)
                 continue
             n = base_rows * scale
-            if scale > 1 and cid in bytes_per_row and n * bytes_per_row[cid] > args.max_bytes:
+            if scale > 1 and cid in SIZES.get("scaled_max_rows", {}) and n > int(SIZES["scaled_max_rows"][cid]):
+                n = int(SIZES["scaled_max_rows"][cid])
+                record["capped"] = "sizes.yaml scaled_max_rows"
+            if scale > 1 and cid not in bytes_per_row:
+                bytes_per_row[cid] = probe_bytes_per_row(comp, base_rows, args.tmp)
+            if scale > 1 and n * bytes_per_row[cid] > args.max_bytes:
                 n = int(args.max_bytes / bytes_per_row[cid])
-                record["capped"] = True
+                record["capped"] = f"data over {args.max_bytes / 1e9:g} GB"
+            if scale > 1 and n <= base_rows:
+                results.append({**record, "rows": n, "skipped": f"not run above 1x ({record['capped']})"})
+                continue
             spent = time.perf_counter() - started
             if scale > 1 and spent > args.budget:
                 results.append({**record, "rows": n, "skipped": f"time budget ({args.budget:.0f} s) spent"})
@@ -545,8 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         path.read_bytes()  # warm the page cache for both graders alike
                 m = measure(comp, sub, tmp / "data", env, args.budget - spent)
             except Exception as exc:  # a generator failure is reported, not fatal
-                results.append({**record, "rows": n, "skipped": f"data generation failed: {type(exc).__name__}: {exc}"})
-                print(f"{cid} {scale}x: generation failed: {exc!r}", flush=True)
+                results.append({**record, "rows": n, "skipped": f"run failed: {type(exc).__name__}: {exc}"})
+                print(f"{cid} {scale}x: run failed: {exc!r}", flush=True)
                 continue
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -558,7 +596,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"| {b['s'] / p['s']:.1f}x {record['agreement']} (gen {info['generate_s']}s, {info['bytes'] / 1e6:.0f}MB)",
                 flush=True,
             )
-            out_path.with_suffix(".json").write_text(json.dumps({"startup": env_info, "results": results}, indent=1, default=str))
+            out_path.with_suffix(".json").write_text(json.dumps({"startup": env_info, "results": merged(kept, results)}, indent=1, default=str))
+    results = merged(kept, results)
     out_path.write_text(markdown(results, env_info))
     data = {"startup": env_info, "summary": summary(results, env_info), "results": results}
     out_path.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str))
