@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
+from podium.metrics._common import unique
 
 __all__ = [
     "accuracy",
@@ -69,7 +70,7 @@ def _encode(a: AnyArray, b: AnyArray) -> tuple[IntArray, IntArray, int]:
 
 def _binary_truth(y_true: AnyArray) -> BoolArray:
     """Boolean truth of a binary label array: the larger of its two values is positive."""
-    values = np.unique(y_true)
+    values = unique(y_true)
     if values.size > 2:
         raise ValueError(f"binary truth expected, got {values.size} distinct values")
     return np.asarray(y_true == values[-1]) if values.size else np.zeros(0, dtype=bool)
@@ -170,9 +171,7 @@ def mean_columnwise_roc_auc(y_true: AnyArray, y_score: FloatArray) -> float:
     """
     if y_true.ndim != 2 or y_true.shape != y_score.shape:
         raise ValueError(f"2-D arrays of equal shape expected, got {y_true.shape}, {y_score.shape}")
-    return float(
-        np.mean([_defined_auc(y_true[:, j], y_score[:, j]) for j in range(y_true.shape[1])])
-    )
+    return float(np.mean([_defined_auc(y_true[:, j], y_score[:, j]) for j in range(y_true.shape[1])]))
 
 
 def alaska_weighted_auc(y_true: AnyArray, y_score: FloatArray) -> float:
@@ -272,7 +271,7 @@ def log_loss(y_true: FloatArray, y_pred: FloatArray) -> float:
     eps = float(np.finfo(np.float64).eps)
     if y_true.ndim == 1:
         positive = _binary_truth(y_true)
-        if np.unique(positive).size < 2:
+        if unique(positive).size < 2:
             raise ValueError("log loss needs both classes in a 1-D truth")
         # like sklearn: the columns [1 - p, p] are clipped separately
         p_one, p_zero = np.clip(prob, eps, 1.0 - eps), np.clip(1.0 - prob, eps, 1.0 - eps)
@@ -376,7 +375,7 @@ def f1(y_true: AnyArray, y_pred: AnyArray, *, average: str = "macro", beta: floa
     """
     _same_length(y_true, y_pred)
     if average == "binary":
-        present = np.unique(np.concatenate([y_true, y_pred]))
+        present = unique(np.concatenate([y_true, y_pred]))
         if present.size > 2:
             raise ValueError("average='binary' needs at most two distinct labels")
         if present.size == 2 and not np.any(present == 1):
@@ -406,14 +405,14 @@ def multilabel_micro_f1(y_true: AnyArray, y_pred: AnyArray) -> float:
     _same_length(y_true, y_pred)
     true_rows, true_tags = _split_tokens(y_true)
     pred_rows, pred_tags = _split_tokens(y_pred)
-    labels = np.unique(true_tags)
+    labels = unique(true_tags)
     true_code = np.searchsorted(labels, true_tags)
     pred_code = np.searchsorted(labels, pred_tags)
     known = pred_code < labels.size
     known[known] = labels[pred_code[known]] == pred_tags[known]
     width = max(labels.size, 1)
-    true_keys = np.unique(true_rows * width + true_code)
-    pred_keys = np.unique(pred_rows[known] * width + pred_code[known])
+    true_keys = unique(true_rows * width + true_code)
+    pred_keys = unique(pred_rows[known] * width + pred_code[known])
     tp = np.intersect1d(true_keys, pred_keys, assume_unique=True).size
     return float(_fbeta(tp, true_keys.size, pred_keys.size, 1.0))
 
@@ -425,15 +424,14 @@ def mean_sample_fbeta(y_true: AnyArray, y_pred: AnyArray, *, beta: float = 1.0) 
     tags that occur nowhere in the truth. A row where both sets are empty scores 1. The competitions'
     own definitions for imet-2020-fgvc7 (F2) and facebook-recruiting-iii-keyword-extraction (F1).
     """
+    from podium.metrics.text import encode_tokens
+
     n = _same_length(y_true, y_pred)
     if n == 0:
         return float("nan")
-    true_rows, true_tags = _split_tokens(y_true)
-    pred_rows, pred_tags = _split_tokens(y_pred)
-    vocabulary, codes = np.unique(np.concatenate([true_tags, pred_tags]), return_inverse=True)
-    width = max(vocabulary.size, 1)
-    true_keys = np.unique(true_rows * width + codes[: true_tags.size])
-    pred_keys = np.unique(pred_rows * width + codes[true_tags.size :])
+    (truth, pred), width = encode_tokens(y_true, y_pred)
+    true_keys = unique(truth.rows * width + truth.codes)
+    pred_keys = unique(pred.rows * width + pred.codes)
     hits = np.intersect1d(true_keys, pred_keys, assume_unique=True) // width
     tp = np.bincount(hits, minlength=n)
     n_true = np.bincount(true_keys // width, minlength=n)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from podium.metrics._common import _reject, _to_numbers, _tokenize
+from podium.metrics._common import _reject, _to_numbers, _tokenize, unique
 
 __all__ = ["coco_map", "map_3d", "point_in_box_f1", "voc_map"]
 
@@ -70,9 +70,7 @@ def _parse(
     width = len(names)
     tokens, rows = _tokenize(cells, width, what=what, answers=answers, fix=fix)
     columns = [
-        _to_numbers(
-            tokens[k::width], rows, np.float64, what=f"{what}: {name}", answers=answers, fix=fix
-        )
+        _to_numbers(tokens[k::width], rows, np.float64, what=f"{what}: {name}", answers=answers, fix=fix)
         for k, name in enumerate(names)
         if name != "label"
     ]
@@ -159,7 +157,7 @@ def coco_map(
     pred = _parse(y_pred, layout, answers=False, allow_empty=False)
     true_classes, pred_classes = _class_ids(truth, True), _class_ids(pred, False)
     images = [{"id": i} for i in range(len(y_true))]
-    categories = [{"id": c, "name": str(c)} for c in np.unique(true_classes).tolist()]
+    categories = [{"id": c, "name": str(c)} for c in unique(true_classes).tolist()]
     datasets = (
         {
             "images": images,
@@ -243,7 +241,7 @@ def voc_map(
     truth = _parse(y_true, layout, answers=True)
     pred = _parse(y_pred, layout, answers=False, allow_empty=False)
     n = len(y_true)
-    classes = np.unique(truth.labels)
+    classes = unique(truth.labels)
     if classes.size == 0:
         return float("nan")
     aps = []
@@ -257,9 +255,7 @@ def voc_map(
         n_hits_in_row = np.zeros(n, dtype=np.int64)
         for row in np.flatnonzero((np.diff(p_bounds) > 0) & (np.diff(t_bounds) > 0)):
             mine = slice(p_bounds[row], p_bounds[row + 1])
-            iou = _box_iou(
-                pred.numbers[p[mine], 1:5], truth.numbers[t[t_bounds[row] : t_bounds[row + 1]], 1:5]
-            )
+            iou = _box_iou(pred.numbers[p[mine], 1:5], truth.numbers[t[t_bounds[row] : t_bounds[row + 1]], 1:5])
             hits[mine] = _greedy_hits(iou, iou_threshold)
             n_hits_in_row[row] = hits[mine].sum()
         n_missed = len(t) - int(n_hits_in_row.sum())
@@ -309,9 +305,7 @@ def _boxes_3d(boxes: FloatArray) -> _Boxes3d:
 _PAIR_CHUNK = 1 << 20  # pairs per vectorised step: bounds the memory of dense scenes
 
 
-def _box3d_iou(
-    a: FloatArray, b: FloatArray, pairs_a: IndexArray, pairs_b: IndexArray, floor: float
-) -> FloatArray:
+def _box3d_iou(a: FloatArray, b: FloatArray, pairs_a: IndexArray, pairs_b: IndexArray, floor: float) -> FloatArray:
     """IoU of the rotated 3-D boxes a[pairs_a[k]] and b[pairs_b[k]]: footprint intersection area
     x vertical overlap / union volume, clipped to [0, 1].
 

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
+from podium.metrics._common import unique
 from podium.metrics.text import check_rows, encode_tokens
 
 __all__ = ["kendall_tau_pooled", "map_at_k", "mean_columnwise_spearman", "pearson"]
@@ -26,9 +27,7 @@ def _columns(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, ndim: int) -> tuple[F
     true = np.asarray(y_true, dtype=np.float64)
     pred = np.asarray(y_pred, dtype=np.float64)
     if true.ndim != ndim or true.shape != pred.shape:
-        raise ValueError(
-            f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}"
-        )
+        raise ValueError(f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}")
     return true.reshape(len(true), -1), pred.reshape(len(pred), -1)
 
 
@@ -142,9 +141,7 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
     if wrong.size:
         raise InvalidSubmissionError(
             "each notebook's predicted order must list exactly its cells",
-            examples=_examples(
-                wrong, [f"{pred_counts[r]} cell ids, expected {counts[r]}" for r in wrong[:5]]
-            ),
+            examples=_examples(wrong, [f"{pred_counts[r]} cell ids, expected {counts[r]}" for r in wrong[:5]]),
             fix="list every cell id of the notebook exactly once, separated by spaces",
         )
 
@@ -196,7 +193,7 @@ def map_at_k(y_true: StrArray, y_pred: StrArray, *, k: int) -> float:
     check_rows(y_true, y_pred)
     n = len(y_true)
     (truth, guess), size = encode_tokens(y_true, y_pred)
-    truth_keys = np.unique(truth.keys(size))
+    truth_keys = unique(truth.keys(size))
 
     kept = guess.positions < k
     keys = guess.keys(size)[kept]

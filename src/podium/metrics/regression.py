@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
+from podium.metrics._common import factorize
 
 __all__ = [
     "haversine_p50_p95",
@@ -36,9 +37,7 @@ def _pair(
     true = np.asarray(y_true, dtype=np.float64)
     pred = np.asarray(y_pred, dtype=np.float64)
     if true.ndim != ndim or true.shape != pred.shape:
-        raise ValueError(
-            f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}"
-        )
+        raise ValueError(f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}")
     if true.shape[0] == 0:
         raise ValueError("no rows to score")
     if width is not None and true.shape[1] != width:
@@ -120,7 +119,7 @@ def mean_log_mae_by_group(
     and so does the score. ``floor=1e-9`` is Kaggle's definition ``log(max(MAE, 1e-9))``.
     """
     true, pred = _pair(y_true, y_pred, ndim=1)
-    _, group_index = np.unique(_aligned(groups, true.size, "groups"), return_inverse=True)
+    _, group_index = factorize(_aligned(groups, true.size, "groups"))
     group_mae = np.bincount(group_index, weights=np.abs(true - pred)) / np.bincount(group_index)
     if floor is not None:
         group_mae = np.maximum(group_mae, floor)
@@ -169,9 +168,7 @@ def laplace_log_likelihood(
 
 def _unit_vectors(azimuth: FloatArray, zenith: FloatArray) -> FloatArray:
     sin_zenith = np.sin(zenith)
-    return np.stack(
-        [sin_zenith * np.cos(azimuth), sin_zenith * np.sin(azimuth), np.cos(zenith)], axis=1
-    )
+    return np.stack([sin_zenith * np.cos(azimuth), sin_zenith * np.sin(azimuth), np.cos(zenith)], axis=1)
 
 
 def mean_angular_error(y_true: FloatArray, y_pred: FloatArray) -> float:

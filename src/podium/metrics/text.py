@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
+from podium.metrics._common import unique
 
 __all__ = ["mean_levenshtein", "mean_word_jaccard", "normalized_sequence_levenshtein"]
 
@@ -109,12 +110,7 @@ def _int_sequences(cells: StrArray, *, submitted: bool) -> list[list[int]]:
     try:
         return [[int(token) for token in tokens] for tokens in split]
     except ValueError:
-        bad = [
-            f"row {row}: {token!r}"
-            for row, tokens in enumerate(split)
-            for token in tokens
-            if not _is_int(token)
-        ]
+        bad = [f"row {row}: {token!r}" for row, tokens in enumerate(split) for token in tokens if not _is_int(token)]
         if not submitted:
             raise ValueError(f"answers hold non-integer tokens: {bad[:5]}") from None
         raise InvalidSubmissionError(
@@ -152,8 +148,8 @@ def mean_word_jaccard(y_true: StrArray, y_pred: StrArray, *, both_empty: float =
     """
     check_rows(y_true, y_pred)
     (true, pred), size = encode_tokens(y_true, y_pred, lower=True)
-    true_keys = np.unique(true.keys(size))
-    pred_keys = np.unique(pred.keys(size))
+    true_keys = unique(true.keys(size))
+    pred_keys = unique(pred.keys(size))
     n = len(y_true)
     true_words, pred_words, common = (
         np.bincount(keys // size, minlength=n)
