@@ -20,7 +20,7 @@ import numpy as np
 
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
-from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, take
+from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, numeric_columns, take
 from podium.table import Frame, read_csv
 
 __all__ = [
@@ -96,7 +96,12 @@ def load_answers(competition: Competition, data_dir: Path) -> Frame:
         if hooks is not None and hasattr(hooks, "load_answers"):
             frame: Frame = hooks.load_answers(path)
             return frame
-        return read_csv(path, what="answers")
+        used = (
+            {a for _, a in competition.targets}
+            | set(competition.id_columns)
+            | {c.name for c in competition.answer_columns}
+        )
+        return read_csv(path, what="answers", numeric=numeric_columns([competition.answer_column(n) for n in used]))
     except InvalidSubmissionError as exc:
         raise BrokenAnswersError(f"answers file {path} is unreadable: {exc}") from exc
 
@@ -314,7 +319,7 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
             warnings=[],
         )
     try:
-        frame = read_csv(path)
+        frame = read_csv(path, numeric=numeric_columns(competition.columns))
     except InvalidSubmissionError as exc:
         return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
     report = grade_frames(competition, answers, frame, path)

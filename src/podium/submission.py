@@ -22,7 +22,17 @@ from podium.competition import Column, Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError
 from podium.table import Frame, from_numpy, strings, to_numpy
 
-__all__ = ["Alignment", "Values", "align", "as_numpy", "check_columns", "convert_column", "keys_of", "take"]
+__all__ = [
+    "Alignment",
+    "Values",
+    "align",
+    "as_numpy",
+    "check_columns",
+    "convert_column",
+    "keys_of",
+    "numeric_columns",
+    "take",
+]
 
 #: A converted column: an Arrow string array for text kinds, a numpy array for numbers and booleans.
 Values: TypeAlias = pa.Array | pa.ChunkedArray | np.ndarray
@@ -95,6 +105,10 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
     """Convert one text column to its kind's values, or raise InvalidSubmissionError."""
     kind, name = column.kind, column.name
     raw = _arrow(values)
+    if pa.types.is_floating(raw.type) or pa.types.is_integer(raw.type):  # parsed while reading
+        exact = pa.types.is_integer(raw.type) and not raw.null_count  # nulls: empty or NaN-like cells
+        numbers = to_numpy(raw) if exact else to_numpy(pc.cast(raw, pa.float64()), fill=np.nan)
+        return _check_numbers(column, numbers, raw, keys)
     if kind == "text":
         return raw
     text = pc.utf8_trim_whitespace(raw)
@@ -123,10 +137,16 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
         empty = _mask(pc.equal(text, ""))
         rule = "has empty cells" if (empty == not_number).all() else "has values that are not numbers"
         _fail(not_number, f"column {name!r} {rule}", f"write a number in every row of {name!r}", raw, keys)
+    return _check_numbers(column, numbers, raw, keys)
+
+
+def _check_numbers(column: Column, numbers: np.ndarray, raw: Any, keys: Values | None) -> np.ndarray:
+    """The value rules of numeric kinds: finite, ranges, whole numbers."""
+    kind, name = column.kind, column.name
     _fail(
         ~np.isfinite(numbers),
-        f"column {name!r} has NaN or infinite values",
-        "replace them with finite numbers",
+        f"column {name!r} has NaN, empty or infinite values",
+        "write a finite number in every row",
         raw,
         keys,
     )
@@ -159,6 +179,14 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
         )
         return numbers.astype(np.int64)
     return numbers
+
+
+_ARROW_NUMERIC = {"float": "float", "probability": "float", "int": "int", "int_id": "int"}
+
+
+def numeric_columns(columns: Sequence[Column]) -> dict[str, str]:
+    """Columns a reader may parse as numbers while reading: name -> "float" or "int"."""
+    return {c.name: _ARROW_NUMERIC[c.kind] for c in columns if c.kind in _ARROW_NUMERIC}
 
 
 def check_columns(competition: Competition, frame: Frame) -> list[str]:

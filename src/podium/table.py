@@ -152,9 +152,14 @@ def _header(path: Path, encoding: str) -> list[str]:
         return next(csv.reader(handle), [])
 
 
-def _read(path: Path, encoding: str) -> pa.Table:
-    # Every column as text: kinds decide conversion, and nothing is guessed.
-    types = {name: pa.string() for name in _header(path, encoding)}
+def _read(path: Path, encoding: str, numeric: Mapping[str, str] | None = None) -> pa.Table:
+    # Text unless the caller knows a column is numeric: kinds decide conversion, nothing is guessed.
+    numeric = numeric or {}
+    arrow_types = {"float": pa.float64(), "int": pa.int64()}
+    types = {
+        name: arrow_types[numeric[name.strip()]] if name.strip() in numeric else pa.string()
+        for name in _header(path, encoding)
+    }
     return pacsv.read_csv(
         path,
         read_options=pacsv.ReadOptions(encoding=encoding, block_size=1 << 24),
@@ -165,8 +170,12 @@ def _read(path: Path, encoding: str) -> pa.Table:
     )
 
 
-def read_csv(path: str | Path, *, what: str = "submission") -> Frame:
+def read_csv(path: str | Path, *, what: str = "submission", numeric: Mapping[str, str] | None = None) -> Frame:
     """Read a CSV file into a :class:`Frame` of text columns.
+
+    Columns named in ``numeric`` (name -> "float" or "int") are parsed while reading (empty and
+    NaN-like cells become nulls), which saves a text copy of large numeric columns; if any such
+    cell does not parse, the file is read again as text so the checks can name the offending cells.
 
     Raises :class:`InvalidSubmissionError` for an unreadable file (empty, ragged rows, duplicate
     header names); callers reading podium's own answers turn that into a harness error.
@@ -179,7 +188,7 @@ def read_csv(path: str | Path, *, what: str = "submission") -> Frame:
     table: pa.Table | None = None
     for encoding in ("utf8", *_FALLBACK_ENCODINGS):
         try:
-            table = _read(path, encoding)
+            table = _read(path, encoding, numeric)
             break
         except UnicodeDecodeError:
             continue
@@ -187,6 +196,13 @@ def read_csv(path: str | Path, *, what: str = "submission") -> Frame:
             message = str(exc)
             if "utf8" in message.lower():
                 continue
+            if numeric and "conversion error" in message.lower():
+                numeric = None  # a cell that does not parse: read as text, the checks name it
+                try:
+                    table = _read(path, encoding)
+                    break
+                except pa.ArrowInvalid as again:
+                    message = str(again)
             raise InvalidSubmissionError(
                 f"the {what} file {path.name} is not a well-formed CSV: {_first_line(message)}",
                 fix="write one header line and the same number of comma-separated fields on every row; quote fields that contain commas or newlines",
