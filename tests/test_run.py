@@ -19,7 +19,9 @@ from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw
 from podium.store import RunStore
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
 
 COMPS = ("spaceship-titanic", "tweet-sentiment-extraction")
 
@@ -42,7 +44,11 @@ def _agent(folder: Path, script: str) -> Path:
 
 def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "podium", *args], capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
+        [sys.executable, "-m", "podium", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
     )
 
 
@@ -67,8 +73,14 @@ def test_baseline_and_dummy_runs_are_graded_and_reported(tmp_path: Path, data_di
         assert record["podium_version"] and record["limits"]["time_limit_s"] == 300
     baseline = {r["competition_id"]: r for r in records if r["agent"] == "baseline"}
     dummy = {r["competition_id"]: r for r in records if r["agent"] == "dummy"}
-    assert "holdout score" in (tmp_path / "runs" / "baseline" / "spaceship-titanic" / "0" / "logs" / "agent.stdout.log").read_text()
-    assert baseline["spaceship-titanic"]["grade"]["score"] is not None and dummy["spaceship-titanic"]["grade"]["score"] is not None
+    assert (
+        "holdout score"
+        in (tmp_path / "runs" / "baseline" / "spaceship-titanic" / "0" / "logs" / "agent.stdout.log").read_text()
+    )
+    assert (
+        baseline["spaceship-titanic"]["grade"]["score"] is not None
+        and dummy["spaceship-titanic"]["grade"]["score"] is not None
+    )
     assert (tmp_path / "runs" / "baseline" / "report.md").is_file()
 
 
@@ -84,7 +96,19 @@ def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path) 
         "good = subprocess.run(['/home/validate_submission.sh'], capture_output=True, text=True)\n"
         "json.dump({'seen': seen, 'env': env, 'bad': bad.returncode, 'good': good.returncode, 'out': good.stdout}, open('/home/logs/probe.json', 'w'))\n",
     )
-    result = podium("run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"))
+    result = podium(
+        "run",
+        "--agent",
+        str(agent),
+        "--competitions",
+        COMPS[0],
+        "--time-limit",
+        "2m",
+        "--data-dir",
+        str(data_dir),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     (record,) = _records(tmp_path / "runs")
     probe = json.loads((tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "probe.json").read_text())
@@ -135,7 +159,10 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
     tries = json.loads((tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "tries.json").read_text())
     assert tries.pop("env") is None
     assert tries.pop("net") != "connected"
-    assert tries.pop("write_data") != "wrote" and not (data_dir / COMPS[0] / "prepared" / "public" / "planted.txt").exists()
+    assert (
+        tries.pop("write_data") != "wrote"
+        and not (data_dir / COMPS[0] / "prepared" / "public" / "planted.txt").exists()
+    )
     assert all(v not in ("read", "listed") for v in tries.values()), tries
     (record,) = _records(tmp_path / "runs")
     assert record["grade"]["valid_submission"]
@@ -144,7 +171,19 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
 def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data_dir: Path) -> None:
     agent = _agent(tmp_path / "sleeper", "import time\ntime.sleep(120)\n")
     started = time.monotonic()
-    result = podium("run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "3s", "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"))
+    result = podium(
+        "run",
+        "--agent",
+        str(agent),
+        "--competitions",
+        COMPS[0],
+        "--time-limit",
+        "3s",
+        "--data-dir",
+        str(data_dir),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert time.monotonic() - started < 90
     (record,) = _records(tmp_path / "runs")
@@ -160,7 +199,9 @@ def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_
     runs = tmp_path / "runs"
     args = ["run", "--agent", str(agent), "--competitions", ",".join(COMPS), "--seeds", "2", "--time-limit", "2m",
             "--data-dir", str(data_dir), "--runs-dir", str(runs)]  # fmt: skip
-    child = subprocess.Popen([sys.executable, "-m", "podium", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "podium", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while not list(runs.glob("*/*/*/record.json")) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -178,3 +219,21 @@ def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_
             assert record["started_at"] == first[key]
     assert len(RunStore(runs).rows("default")) == 4
     assert not list(runs.glob("*/*/.*.tmp-*")), "the killed run's staging folders are cleaned up"
+
+
+def test_a_run_group_belongs_to_one_agent(tmp_path: Path, data_dir: Path) -> None:
+    common = [
+        "--competitions",
+        COMPS[0],
+        "--time-limit",
+        "2m",
+        "--data-dir",
+        str(data_dir),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    ]
+    assert podium("run", "--agent", "dummy", *common).returncode == 0
+    clash = podium("run", "--agent", "baseline", *common)
+    assert clash.returncode == 2 and "another --run-group" in clash.stderr
+    (record,) = _records(tmp_path / "runs")
+    assert record["agent"] == "dummy"

@@ -38,7 +38,7 @@ def test_store_add_is_idempotent_and_reconcile_indexes_orphans(tmp_path: Path) -
     orphan = store.run_dir("g", "c2", 0)
     orphan.mkdir(parents=True)
     (orphan / "record.json").write_text(json.dumps(_record(0, "c2", valid=False)))
-    assert store.reconcile() == 1 and store.reconcile() == 0
+    assert store.reconcile("g") == 1 and store.reconcile("g") == 0
     assert {r["competition_id"] for r in store.rows("g")} == {"c1", "c2"}
 
 

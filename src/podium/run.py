@@ -202,7 +202,13 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
     """Every (competition, seed) pair not finished yet; finished ones are skipped, not rerun."""
     store = RunStore(config.runs_dir)
     _remove_dead_staging(config.runs_dir / config.run_group)
-    recovered = store.reconcile()
+    recovered = store.reconcile(config.run_group)
+    others = {r["agent"] for r in store.rows(config.run_group)} - {config.agent.name}
+    if others:
+        raise PodiumError(
+            f"run group {config.run_group!r} already holds runs of agent(s) {sorted(others)}; "
+            f"a group is one agent's batch: pass another --run-group"
+        )
     if recovered:
         print(f"indexed {recovered} finished run(s) left unindexed by an interrupted session", file=sys.stderr)
     pairs = [(c, s) for c in competitions for s in range(config.seeds)]

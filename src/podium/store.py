@@ -84,14 +84,19 @@ class RunStore:
         with self._connect() as db:
             db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(values))})", values)
 
-    def reconcile(self) -> int:
-        """Index every finished run folder that has no row yet; returns how many were added."""
+    def reconcile(self, group: str) -> int:
+        """Index every finished run folder of ``group`` that has no row yet; returns how many.
+
+        Only folders without a row are read, so this stays cheap however many runs are stored.
+        """
+        indexed = {(r["competition_id"], str(r["seed"])) for r in self.rows(group)}
         added = 0
-        for path in sorted(self.root.glob("*/*/*/record.json")):
+        for path in sorted((self.root / group).glob("*/*/record.json")):
+            if (path.parent.parent.name, path.parent.name) in indexed:
+                continue
             record = json.loads(path.read_text(encoding="utf-8"))
-            if not self.is_done(record["run_group"], record["competition_id"], record["seed"], record["agent"]):
-                self.add(record, path)
-                added += 1
+            self.add(record, path)
+            added += 1
         return added
 
     def rows(self, group: str | None = None) -> list[dict[str, Any]]:
