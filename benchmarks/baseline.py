@@ -107,10 +107,8 @@ def error_rate(y_true, y_pred, first_token=False, **_):
     from sklearn.metrics import accuracy_score
 
     truth = [_text(v).strip() for v in y_true]
-    if first_token:  # inaturalist: the first whitespace token of a string prediction
-        pred = [(_text(v).split() or [""])[0] for v in y_pred]
-    else:
-        pred = [_text(v).strip() for v in y_pred]
+    # inaturalist (first_token): only the first whitespace token of a string prediction counts
+    pred = [(_text(v).split() or [""])[0] for v in y_pred] if first_token else [_text(v).strip() for v in y_pred]
     truth = [_int_text(v) for v in truth]
     pred = [_int_text(v) for v in pred]
     return 1.0 - accuracy_score(truth, pred)
@@ -194,7 +192,9 @@ def log_loss(y_true, y_pred, **_):
 
 
 def rsna_fracture_log_loss(y_true, y_pred, studies, label_types, eps=1e-15, **_):
-    df = pd.DataFrame({"study": studies, "type": label_types, "y": np.asarray(y_true, float), "p": np.asarray(y_pred, float)})
+    df = pd.DataFrame(
+        {"study": studies, "type": label_types, "y": np.asarray(y_true, float), "p": np.asarray(y_pred, float)}
+    )
     p = df["p"].clip(eps, 1 - eps)
     df["loss"] = -(df["y"] * np.log(p) + (1 - df["y"]) * np.log(1 - p))
     base = np.where(df["type"] == "patient_overall", 7.0, 1.0)
@@ -213,7 +213,9 @@ def kl_divergence(y_true, y_pred, eps=1e-15, **_):
     for col in solution.columns:  # Kaggle's implementation: column by column in pandas
         nonzero = solution[col] != 0
         solution[col] = solution[col].astype(float)
-        solution.loc[nonzero, col] = solution.loc[nonzero, col] * np.log(solution.loc[nonzero, col] / submission.loc[nonzero, col])
+        solution.loc[nonzero, col] = solution.loc[nonzero, col] * np.log(
+            solution.loc[nonzero, col] / submission.loc[nonzero, col]
+        )
         solution.loc[~nonzero, col] = 0
     return float(np.average(solution.sum(axis=1)))
 
@@ -286,7 +288,9 @@ def lwlrap(y_true, y_pred, **_):
 
     truth = np.asarray(y_true, float) > 0
     keep = truth.sum(axis=1) > 0
-    return label_ranking_average_precision_score(truth[keep], np.asarray(y_pred, float)[keep], sample_weight=truth[keep].sum(axis=1))
+    return label_ranking_average_precision_score(
+        truth[keep], np.asarray(y_pred, float)[keep], sample_weight=truth[keep].sum(axis=1)
+    )
 
 
 def qa_answer_f1(y_true, y_pred, **_):
@@ -314,7 +318,7 @@ def mae(y_true, y_pred, round_to_int=False, **_):
     from sklearn.metrics import mean_absolute_error
 
     value = mean_absolute_error(y_true, y_pred)
-    return float(int(round(value))) if round_to_int else value
+    return float(round(value)) if round_to_int else value
 
 
 def mean_columnwise_rmsle(y_true, y_pred, **_):
@@ -340,8 +344,18 @@ def mean_log_mae_by_group(y_true, y_pred, groups, floor=None, **_):
         return float(np.log(per_group).mean())
 
 
-def laplace_log_likelihood(y_true, y_pred, confidence, patients, weeks, sigma_floor=70.0, delta_cap=1000.0, last_n=3, **_):
-    df = pd.DataFrame({"patient": patients, "week": np.asarray(weeks, float), "t": np.asarray(y_true, float), "p": np.asarray(y_pred, float), "c": np.asarray(confidence, float)})
+def laplace_log_likelihood(
+    y_true, y_pred, confidence, patients, weeks, sigma_floor=70.0, delta_cap=1000.0, last_n=3, **_
+):
+    df = pd.DataFrame(
+        {
+            "patient": patients,
+            "week": np.asarray(weeks, float),
+            "t": np.asarray(y_true, float),
+            "p": np.asarray(y_pred, float),
+            "c": np.asarray(confidence, float),
+        }
+    )
     df = df.sort_values(["patient", "week"], kind="stable").groupby("patient").tail(last_n)
     sigma = np.maximum(df["c"].fillna(0).to_numpy(), sigma_floor)
     delta = np.minimum(np.abs(df["t"].to_numpy() - df["p"].to_numpy()), delta_cap)
@@ -359,7 +373,15 @@ def mean_angular_error(y_true, y_pred, **_):
 
 
 def haversine_p50_p95(y_true, y_pred, trips, **_):
-    df = pd.DataFrame({"trip": trips, "lat_t": y_true[:, 0].astype(float), "lon_t": y_true[:, 1].astype(float), "lat_p": y_pred[:, 0].astype(float), "lon_p": y_pred[:, 1].astype(float)})
+    df = pd.DataFrame(
+        {
+            "trip": trips,
+            "lat_t": y_true[:, 0].astype(float),
+            "lon_t": y_true[:, 1].astype(float),
+            "lat_p": y_pred[:, 0].astype(float),
+            "lon_p": y_pred[:, 1].astype(float),
+        }
+    )
     scores = []
     for _, g in df.groupby("trip", sort=False):  # the published grader loops over trips
         lat1, lon1, lat2, lon2 = (np.radians(g[c].to_numpy()) for c in ("lat_t", "lon_t", "lat_p", "lon_p"))
@@ -577,10 +599,28 @@ def coco_map(y_true, y_pred, iou_threshold=0.4, corners_as_xywh=True, **_):
         for cls, _conf, *xy in _groups(t, 6):
             box = bbox(*map(float, xy))
             cats.add(int(cls))
-            gts.append({"id": len(gts) + 1, "image_id": i, "category_id": int(cls), "bbox": box, "area": box[2] * box[3], "iscrowd": 0})
+            gts.append(
+                {
+                    "id": len(gts) + 1,
+                    "image_id": i,
+                    "category_id": int(cls),
+                    "bbox": box,
+                    "area": box[2] * box[3],
+                    "iscrowd": 0,
+                }
+            )
         for cls, conf, *xy in _groups(p, 6):
             box = bbox(*map(float, xy))
-            dts.append({"id": len(dts) + 1, "image_id": i, "category_id": int(cls), "bbox": box, "score": float(conf), "area": box[2] * box[3]})
+            dts.append(
+                {
+                    "id": len(dts) + 1,
+                    "image_id": i,
+                    "category_id": int(cls),
+                    "bbox": box,
+                    "score": float(conf),
+                    "area": box[2] * box[3],
+                }
+            )
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO()
         gt.dataset = {"images": images, "annotations": gts, "categories": [{"id": c} for c in sorted(cats)]}
@@ -644,7 +684,10 @@ def map_3d(y_true, y_pred, **options):
     from podium.metrics import METRICS
 
     fn = METRICS["map_3d"].fn
-    scores = [fn(np.array([t], dtype=object), np.array([p], dtype=object), **options) for t, p in zip(y_true, y_pred, strict=True)]
+    scores = [
+        fn(np.array([t], dtype=object), np.array([p], dtype=object), **options)
+        for t, p in zip(y_true, y_pred, strict=True)
+    ]
     return float(np.mean(scores))
 
 
@@ -685,7 +728,10 @@ def point_in_box_f1(y_true, y_pred, **_):
 METRICS = {
     name: fn
     for name, fn in list(globals().items())
-    if callable(fn) and not name.startswith("_") and name not in {"rle_decode", "main", "grade"} and getattr(fn, "__module__", None) == __name__
+    if callable(fn)
+    and not name.startswith("_")
+    and name not in {"rle_decode", "main", "grade"}
+    and getattr(fn, "__module__", None) == __name__
 }
 
 
@@ -741,7 +787,10 @@ def grade(submission_path: Path, ref: str, data_dir: Path) -> float:
     if spec.where:
         col = answers[spec.where["column"]]
         keep = (col == spec.where["equals"]) if "equals" in spec.where else (col != spec.where["not_equals"])
-        answers, submission = answers[keep.to_numpy()].reset_index(drop=True), submission[keep.to_numpy()].reset_index(drop=True)
+        answers, submission = (
+            answers[keep.to_numpy()].reset_index(drop=True),
+            submission[keep.to_numpy()].reset_index(drop=True),
+        )
     for c in sub_cols:
         if submission[c].dtype == object or answers[ans_cols[sub_cols.index(c)]].dtype == object:
             submission[c] = submission[c].fillna("")
@@ -782,6 +831,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))  # after PYTHONPATH: a --src snapshot wins
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     raise SystemExit(main())

@@ -41,7 +41,20 @@ import pyarrow.csv as pacsv
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+
+
+def _src_dir(argv: Sequence[str]) -> Path:
+    """The podium source tree to benchmark: ``--src DIR`` (e.g. a ``git archive`` snapshot), else src/."""
+    for i, arg in enumerate(argv):
+        if arg == "--src" and i + 1 < len(argv):
+            return Path(argv[i + 1]).resolve()
+        if arg.startswith("--src="):
+            return Path(arg.split("=", 1)[1]).resolve()
+    return ROOT / "src"
+
+
+SRC = _src_dir(sys.argv)
+sys.path.insert(0, str(SRC))
 
 from podium import competition as registry  # noqa: E402
 from podium.competition import Column, Competition  # noqa: E402
@@ -67,7 +80,9 @@ def _strings(values: np.ndarray | pa.Array) -> np.ndarray:
 
 
 def _fast_ids(column: Column, n: int) -> np.ndarray:
-    numbers = pa.array(np.arange(1, n + 1) if (column.kind == "int_id" or column.options.get("numeric")) else np.arange(n))
+    numbers = pa.array(
+        np.arange(1, n + 1) if (column.kind == "int_id" or column.options.get("numeric")) else np.arange(n)
+    )
     if column.kind == "int_id" or column.options.get("numeric"):
         return _strings(numbers)
     prefix = str(column.options.get("prefix", column.name.lower()))
@@ -119,7 +134,13 @@ def fast_fixture(comp: Competition, n: int, rng: np.random.Generator) -> tuple[F
     for name in comp.fixture.get("both_classes", ()):
         cols[name][0], cols[name][1] = "0", "1"
     answers = Frame(cols, n)
-    perfect = Frame({c.name: answers[c.name] if c.name in comp.id_columns else answers[_answer_of(comp, c.name)] for c in comp.columns}, n)
+    perfect = Frame(
+        {
+            c.name: answers[c.name] if c.name in comp.id_columns else answers[_answer_of(comp, c.name)]
+            for c in comp.columns
+        },
+        n,
+    )
     return answers, perfect
 
 
@@ -147,10 +168,12 @@ def _rle_of_mask(rng: np.random.Generator, height: int, width: int, centres: np.
     return " ".join(map(str, pairs.tolist()))
 
 
-def _blobs(rng: np.random.Generator, height: int, width: int, count: int, radius: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
+def _blobs(
+    rng: np.random.Generator, height: int, width: int, count: int, radius: Sequence[float] | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Centres and radii of ``count`` blobs in distinct grid cells (so they never overlap)."""
     gy = max(1, int(math.sqrt(2 * count * height / width)))
-    gx = max(1, int(math.ceil(2 * count / gy)))
+    gx = max(1, math.ceil(2 * count / gy))
     cells = rng.choice(gy * gx, size=min(count, gy * gx), replace=False)
     ch, cw = height / gy, width / gx
     cy = (cells // gx + 0.5) * ch
@@ -170,7 +193,9 @@ def _pick(rng: np.random.Generator, spec: Any) -> int:
     return int(spec)
 
 
-def realistic_masks(comp: Competition, answers: Frame, perfect: Frame, spec: dict[str, Any], rng: np.random.Generator) -> tuple[Frame, Frame, set[str]]:
+def realistic_masks(
+    comp: Competition, answers: Frame, perfect: Frame, spec: dict[str, Any], rng: np.random.Generator
+) -> tuple[Frame, Frame, set[str]]:
     """Replace the fixture's tiny RLE masks by masks of realistic size and shape.
 
     The prediction is the truth with every blob resized by 0.8-1.2 and shifted a little, 10% of
@@ -219,7 +244,9 @@ def realistic_masks(comp: Competition, answers: Frame, perfect: Frame, spec: dic
             keep = rng.random(len(centres)) > 0.1
             jitter = rng.uniform(0.8, 1.2, radii.shape)
             shift = rng.uniform(-0.1, 0.1, radii.shape) * radii
-            pred[i] = _rle_of_mask(rng, h, w, (centres + shift)[keep], (radii * np.minimum(jitter, 1.0))[keep]) or empty_token
+            pred[i] = (
+                _rle_of_mask(rng, h, w, (centres + shift)[keep], (radii * np.minimum(jitter, 1.0))[keep]) or empty_token
+            )
         acols[ans_name] = truth
         pcols[sub_name] = pred
         touched.add(sub_name)
@@ -284,7 +311,11 @@ def with_extra_rows(comp: Competition, submission: Frame, extra: int, rng: np.ra
     cols = {}
     for name, values in submission.columns.items():
         if name in comp.id_columns:
-            new = _strings(pc.binary_join_element_wise(pa.scalar("zz_extra"), pc.cast(pa.array(np.arange(extra)), pa.string()), "_"))
+            new = _strings(
+                pc.binary_join_element_wise(
+                    pa.scalar("zz_extra"), pc.cast(pa.array(np.arange(extra)), pa.string()), "_"
+                )
+            )
             cols[name] = np.concatenate([values, new])
         else:
             cols[name] = np.concatenate([values, values[donor]])
@@ -319,7 +350,12 @@ def prepare(comp: Competition, n: int, root: Path, seed: int = 0) -> tuple[Path,
     if comp.id in SIZES.get("masks", {}):
         answers, perfect, skip = realistic_masks(comp, answers, perfect, SIZES["masks"][comp.id], rng)
     submission = imperfect(comp, perfect, rng, skip)
-    submission = with_extra_rows(comp, submission, int(SIZES.get("extra_submission_rows", {}).get(comp.id, 0) * n / max(1, SIZES["rows"][comp.id])), rng)
+    submission = with_extra_rows(
+        comp,
+        submission,
+        int(SIZES.get("extra_submission_rows", {}).get(comp.id, 0) * n / max(1, SIZES["rows"][comp.id])),
+        rng,
+    )
     submission = shuffled(comp, submission, rng)
     answers_path = root / comp.id / "prepared" / "private" / comp.answers
     hooks = comp.hooks
@@ -359,7 +395,7 @@ def child_env() -> dict[str, str]:
         env[var] = "1"
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -371,28 +407,51 @@ def run(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     """
     with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r", suffix=".time") as usage:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M %U %S", "-o", usage.name, *cmd], stdout=subprocess.PIPE, stderr=err, env=env, cwd=ROOT)
+        proc = subprocess.Popen(
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", usage.name, *cmd],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+            cwd=ROOT,
+        )
         out, _ = proc.communicate()
         wall = time.perf_counter() - t0
         err.seek(0)
         stderr = err.read().decode(errors="replace")
         fields = usage.read().split()[-3:]
     kb, user, system = (float(x) for x in fields) if len(fields) == 3 else (float("nan"),) * 3
-    return {"s": wall, "mb": kb / 1024, "cpu_s": user + system, "stdout": out.decode(errors="replace"), "stderr": stderr[-2000:], "rc": proc.returncode}
+    return {
+        "s": wall,
+        "mb": kb / 1024,
+        "cpu_s": user + system,
+        "stdout": out.decode(errors="replace"),
+        "stderr": stderr[-2000:],
+        "rc": proc.returncode,
+    }
 
 
 def _score(result: dict[str, Any]) -> tuple[float | None, str | None]:
     try:
         data = json.loads(result["stdout"])
     except json.JSONDecodeError:
-        return None, f"rc={result['rc']}: {result['stderr'].strip().splitlines()[-1] if result['stderr'].strip() else 'no output'}"
+        return (
+            None,
+            f"rc={result['rc']}: {result['stderr'].strip().splitlines()[-1] if result['stderr'].strip() else 'no output'}",
+        )
     return data.get("score"), data.get("error")
 
 
 def measure(comp: Competition, sub: Path, data_dir: Path, env: dict[str, str], budget_s: float) -> dict[str, Any]:
     cmds = {
         "podium": [sys.executable, "-m", "podium", "grade-sample", str(sub), comp.id, "--data-dir", str(data_dir)],
-        "baseline": [sys.executable, str(ROOT / "benchmarks" / "baseline.py"), str(sub), comp.id, "--data-dir", str(data_dir)],
+        "baseline": [
+            sys.executable,
+            str(ROOT / "benchmarks" / "baseline.py"),
+            str(sub),
+            comp.id,
+            "--data-dir",
+            str(data_dir),
+        ],
     }
     runs: dict[str, list[dict[str, Any]]] = {"podium": [], "baseline": []}
     repeats = 3
@@ -438,8 +497,14 @@ def metric_available(comp: Competition) -> str | None:
 def startup(env: dict[str, str]) -> dict[str, float]:
     passes = [run([sys.executable, "-c", "pass"], env)["s"] for _ in range(5)]
     imports = [run([sys.executable, "-c", "import pandas, sklearn.metrics"], env)["s"] for _ in range(3)]
-    podium_imports = [run([sys.executable, "-c", "import podium.cli, podium.grading, podium.competition"], env)["s"] for _ in range(3)]
-    return {"python_pass_s": statistics.median(passes), "pandas_sklearn_import_s": statistics.median(imports), "podium_grading_import_s": statistics.median(podium_imports)}
+    podium_imports = [
+        run([sys.executable, "-c", "import podium.cli, podium.grading, podium.competition"], env)["s"] for _ in range(3)
+    ]
+    return {
+        "python_pass_s": statistics.median(passes),
+        "pandas_sklearn_import_s": statistics.median(imports),
+        "podium_grading_import_s": statistics.median(podium_imports),
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,7 +527,9 @@ def markdown(results: list[dict[str, Any]], env_info: dict[str, Any]) -> str:
     for r in results:
         rows = "-" if "rows" not in r else f"{r['rows']:,}" + (f" (capped: {r['capped']})" if r.get("capped") else "")
         if "skipped" in r:
-            lines.append(f"| {r['id']} | {r['metric']} | {r['scale']}x | {rows} | | | | | | | | | skipped: {r['skipped']} |")
+            lines.append(
+                f"| {r['id']} | {r['metric']} | {r['scale']}x | {rows} | | | | | | | | | skipped: {r['skipped']} |"
+            )
             continue
         b, p = r["baseline"], r["podium"]
         note = "agree" if r["agreement"] == "ok" else r["agreement"]
@@ -490,7 +557,11 @@ def summary(results: list[dict[str, Any]], env_info: dict[str, Any]) -> dict[str
             "min_speedup": min(speed.items(), key=lambda kv: kv[1]) if speed else None,
             "slower_than_baseline": {k: round(v, 2) for k, v in speed.items() if v < 1},
             "mask_speedups": masks,
-            "more_memory_than_baseline": {r["id"]: [round(r["podium"]["mb"]), round(r["baseline"]["mb"])] for r in rows if r["podium"]["mb"] > r["baseline"]["mb"]},
+            "more_memory_than_baseline": {
+                r["id"]: [round(r["podium"]["mb"]), round(r["baseline"]["mb"])]
+                for r in rows
+                if r["podium"]["mb"] > r["baseline"]["mb"]
+            },
             "mismatches": [r["id"] for r in rows if r["agreement"] != "ok"],
         }
     return out
@@ -516,6 +587,20 @@ def merged(kept: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
     return sorted(rows, key=lambda r: (r["scale"], r["id"].lower()))
 
 
+def podium_commit() -> str:
+    """The commit of the benchmarked source: a snapshot's COMMIT file, else HEAD (+dirty)."""
+    marker = SRC / "COMMIT"
+    if marker.exists():
+        return marker.read_text().strip()
+    try:
+        git = ["git", "-C", str(ROOT)]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", str(SRC)], capture_output=True, text=True).stdout
+        return head.strip() + (" + uncommitted changes" if dirty.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def selected_ids(arg: str | None) -> list[str]:
     if arg:
         return [s.strip() for s in arg.split(",") if s.strip()]
@@ -527,15 +612,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ids", default=None, help="comma-separated competition ids (default: every registered one)")
     parser.add_argument("--scale", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results.md"))
-    parser.add_argument("--max-bytes", type=float, default=2e9, help="cap rows so answers + submission stay under this many bytes")
-    parser.add_argument("--budget", type=float, default=1200, help="seconds; later runs above 1x are skipped once spent")
+    parser.add_argument(
+        "--max-bytes", type=float, default=2e9, help="cap rows so answers + submission stay under this many bytes"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=1200, help="seconds; later runs above 1x are skipped once spent"
+    )
     parser.add_argument("--tmp", default=None, help="where the generated data is written (default: system temp)")
-    parser.add_argument("--append", action="store_true", help="keep the other results already in --out's JSON file (same id and scale are replaced)")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the other results already in --out's JSON file (same id and scale are replaced)",
+    )
+    parser.add_argument("--src", default=None, help="podium source tree to benchmark (default: src/ of this checkout)")
     args = parser.parse_args(argv)
 
     env = child_env()
     started = time.perf_counter()
-    env_info = startup(env)
+    env_info = {**startup(env), "podium_src": str(SRC), "podium_commit": podium_commit()}
     print(f"startup: {env_info}", flush=True)
     results: list[dict[str, Any]] = []
     bytes_per_row: dict[str, float] = {}
@@ -551,8 +645,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for scale in sorted(args.scale):
         for cid in selected_ids(args.ids):
             comp = registry.get(cid)
-            base_rows = int(SIZES["rows"][cid])
             record: dict[str, Any] = {"id": cid, "metric": comp.metric.name, "scale": scale}
+            if cid not in SIZES["rows"]:
+                results.append({**record, "skipped": "no realistic size in sizes.yaml"})
+                print(f"{cid} {scale}x: skipped (no size in sizes.yaml)", flush=True)
+                continue
+            base_rows = int(SIZES["rows"][cid])
             missing = metric_available(comp)
             if missing:
                 results.append({**record, "skipped": missing})
@@ -588,7 +686,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            record.update(rows=n, data=info, **m, agreement=agreement(m["baseline"]["score"], m["podium"]["score"]))
+            record.update(
+                rows=n,
+                data=info,
+                **m,
+                agreement=agreement(m["baseline"]["score"], m["podium"]["score"]),
+                commit=env_info["podium_commit"],
+            )
             results.append(record)
             b, p = m["baseline"], m["podium"]
             print(
@@ -596,7 +700,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"| {b['s'] / p['s']:.1f}x {record['agreement']} (gen {info['generate_s']}s, {info['bytes'] / 1e6:.0f}MB)",
                 flush=True,
             )
-            out_path.with_suffix(".json").write_text(json.dumps({"startup": env_info, "results": merged(kept, results)}, indent=1, default=str))
+            out_path.with_suffix(".json").write_text(
+                json.dumps({"startup": env_info, "results": merged(kept, results)}, indent=1, default=str)
+            )
     results = merged(kept, results)
     out_path.write_text(markdown(results, env_info))
     data = {"startup": env_info, "summary": summary(results, env_info), "results": results}
