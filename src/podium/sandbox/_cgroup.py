@@ -39,6 +39,7 @@ class RunCgroup:
             try:
                 if not (hierarchy / "cgroup.procs").is_file():  # not mounted: do not mkdir into a plain tmpfs
                     raise FileNotFoundError(f"{hierarchy} is not a cgroup v1 hierarchy")
+                _remove_abandoned(hierarchy / "podium")
                 path = hierarchy / "podium" / run_id
                 path.mkdir(parents=True)
                 group.dirs[controller] = path
@@ -147,3 +148,24 @@ class RunCgroup:
                         self.warnings.append(f"could not remove the {controller} cgroup {path}: {error}")
                         break
                     time.sleep(0.02)
+
+
+def _remove_abandoned(parent: Path, min_age_s: float = 600.0) -> None:
+    """Remove empty run groups left behind by a harness that was killed (SIGKILL cannot clean up).
+
+    Only groups older than ``min_age_s`` go: a live run's group is empty for the moment between
+    its creation and its first process entering it, and must not be taken from under it.
+    """
+    if not parent.is_dir():
+        return
+    now = time.time()
+    for group in parent.iterdir():
+        try:
+            if (
+                group.is_dir()
+                and now - group.stat().st_mtime > min_age_s
+                and not (group / "cgroup.procs").read_text().strip()
+            ):
+                group.rmdir()
+        except OSError:
+            pass  # in use by a live run, or already gone
