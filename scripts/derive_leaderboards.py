@@ -43,7 +43,9 @@ def main(argv: list[str]) -> int:
         if not path.exists():
             existing = registry.COMPETITIONS_DIR / cid / "leaderboard.json"
             if existing.exists():
-                print(f"{cid}: no leaderboard CSV; keeping its {json.loads(existing.read_text())['source']} leaderboard")
+                print(
+                    f"{cid}: no leaderboard CSV; keeping its {json.loads(existing.read_text())['source']} leaderboard"
+                )
                 continue
             print(f"{cid}: no leaderboard CSV; medals will be reported as unavailable")
             missing += 1

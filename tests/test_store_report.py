@@ -58,7 +58,10 @@ def test_aggregate_is_mean_and_sem_over_seeds(tmp_path: Path) -> None:
     assert valid["mean"] == pytest.approx(75.0) and valid["sem"] == pytest.approx(25.0)
     gold = summary["rates"]["gold"]
     assert gold["mean"] == pytest.approx(25.0) and gold["sem"] == pytest.approx(25.0)
-    assert summary["rates"]["above median"]["mean"] == pytest.approx(50.0) and summary["rates"]["above median"]["sem"] == 0.0
+    assert (
+        summary["rates"]["above median"]["mean"] == pytest.approx(50.0)
+        and summary["rates"]["above median"]["sem"] == 0.0
+    )
     json_path, md_path = write_report(tmp_path / "g", "g", store.rows("g"), {"c1": "reference", "c2": "kaggle"})
     text = md_path.read_text()
     assert "75.0 ± 25.0" in text and "reference" in text

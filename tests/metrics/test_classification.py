@@ -44,9 +44,7 @@ def _quiet_sklearn() -> Any:
 
 
 @st.composite
-def binary_scores(
-    draw: st.DrawFn, min_size: int = 2, tied: bool | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def binary_scores(draw: st.DrawFn, min_size: int = 2, tied: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """0/1 truth holding both classes, and scores in [0, 1] (often tied)."""
     n = draw(st.integers(min_size, 40))
     y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.float64)
@@ -58,9 +56,7 @@ def binary_scores(
 
 
 @st.composite
-def label_pairs(
-    draw: st.DrawFn, n_labels: int = 5, min_size: int = 1
-) -> tuple[np.ndarray, np.ndarray]:
+def label_pairs(draw: st.DrawFn, n_labels: int = 5, min_size: int = 1) -> tuple[np.ndarray, np.ndarray]:
     n = draw(st.integers(min_size, 40))
     labels = st.integers(0, n_labels - 1)
     y = np.array(draw(st.lists(labels, min_size=n, max_size=n)), dtype=np.int64)
@@ -71,9 +67,7 @@ def label_pairs(
 @st.composite
 def prob_matrix(draw: st.DrawFn, n: int, k: int, normalised: bool) -> np.ndarray:
     values = st.sampled_from(GRID) | st.floats(0, 1, allow_nan=False)
-    m = np.array(draw(st.lists(values, min_size=n * k, max_size=n * k)), dtype=np.float64).reshape(
-        n, k
-    )
+    m = np.array(draw(st.lists(values, min_size=n * k, max_size=n * k)), dtype=np.float64).reshape(n, k)
     if normalised:
         m = m + 1e-3
         m = m / m.sum(axis=1, keepdims=True)
@@ -120,18 +114,14 @@ def test_every_table_entry_exists_and_perfect_scores_match_the_table() -> None:
         ),
         "quadratic_weighted_kappa": lambda: C.quadratic_weighted_kappa(y, y.copy()),
         "f1": lambda: C.f1(labels, labels.copy()),
-        "multilabel_micro_f1": lambda: C.multilabel_micro_f1(
-            obj("a b", "c", ""), obj("b a", "c", "")
-        ),
+        "multilabel_micro_f1": lambda: C.multilabel_micro_f1(obj("a b", "c", ""), obj("b a", "c", "")),
         "mean_sample_fbeta": lambda: C.mean_sample_fbeta(obj("a b", "c", ""), obj("b a", "c", ""), beta=2.0),
         "probabilistic_f1": lambda: C.probabilistic_f1(y, y.copy()),
         "matthews_corrcoef": lambda: C.matthews_corrcoef(y, y.copy()),
         "lwlrap": lambda: C.lwlrap(two_d, two_d.copy()),
         "qa_answer_f1": lambda: C.qa_answer_f1(obj("1:2 YES", ""), obj("YES", "")),
     }
-    family = {
-        name for name, metric in METRICS.items() if metric.target.startswith("classification:")
-    }
+    family = {name for name, metric in METRICS.items() if metric.target.startswith("classification:")}
     assert family == set(perfect)
     for name, run in perfect.items():
         metric = METRICS[name]
@@ -162,9 +152,7 @@ def test_error_rate_by_hand() -> None:
 
 @SETTINGS
 @given(label_pairs(), st.data())
-def test_accuracy_and_error_rate_match_sklearn(
-    pair: tuple[np.ndarray, np.ndarray], data: st.DataObject
-) -> None:
+def test_accuracy_and_error_rate_match_sklearn(pair: tuple[np.ndarray, np.ndarray], data: st.DataObject) -> None:
     y, p = pair
     assert close(C.accuracy(y, p), skm.accuracy_score(y, p))
     assert close(C.error_rate(y, p), 1 - skm.accuracy_score(y, p))
@@ -174,9 +162,7 @@ def test_accuracy_and_error_rate_match_sklearn(
     assert close(C.error_rate(ys, padded, first_token=True), C.error_rate(ys, ps))
     order = permutation(data, len(y))
     assert C.accuracy(y[order], p[order]) == C.accuracy(y, p)
-    assert C.error_rate(ys[order], padded[order], first_token=True) == C.error_rate(
-        ys, padded, first_token=True
-    )
+    assert C.error_rate(ys[order], padded[order], first_token=True) == C.error_rate(ys, padded, first_token=True)
 
 
 # --------------------------------------------------------------------------- AUC family
@@ -232,9 +218,7 @@ def alaska_reference(y: np.ndarray, s: np.ndarray) -> float:
     for t in (0.0, 0.4, 1.0):
         if t not in tpr_l:
             i = next(i for i, v in enumerate(tpr_l) if v > t)
-            new = fpr_l[i - 1] + (fpr_l[i] - fpr_l[i - 1]) * (t - tpr_l[i - 1]) / (
-                tpr_l[i] - tpr_l[i - 1]
-            )
+            new = fpr_l[i - 1] + (fpr_l[i] - fpr_l[i - 1]) * (t - tpr_l[i - 1]) / (tpr_l[i] - tpr_l[i - 1])
             tpr_l.insert(i, t)
             fpr_l.insert(i, new)
     fpr, tpr = np.array(fpr_l), np.array(tpr_l)
@@ -270,9 +254,7 @@ def test_alaska_weighted_auc_matches_published_definition(
     assert close(C.alaska_weighted_auc(y[order], s[order]), C.alaska_weighted_auc(y, s))
 
 
-def jigsaw_reference(
-    toxicity: np.ndarray, pred: np.ndarray, identities: np.ndarray, binarize: bool
-) -> float:
+def jigsaw_reference(toxicity: np.ndarray, pred: np.ndarray, identities: np.ndarray, binarize: bool) -> float:
     """Structure of the Kaggle benchmark kernel, with sklearn AUCs (NaN when undefined)."""
 
     def auc(t: np.ndarray, p: np.ndarray) -> float:
@@ -304,9 +286,7 @@ def test_jigsaw_bias_auc_by_hand() -> None:
     tox = np.array([0.0, 0.9, 0.2, 0.6, 0.0, 1.0])
     pred = np.array([0.1, 0.7, 0.6, 0.4, 0.2, 0.9])
     ids = np.array([[1, 0], [1, 0], [1, np.nan], [0, 1], [0, 1], [0.7, 1]], dtype=np.float64)
-    assert close(
-        C.jigsaw_bias_auc(tox, pred, identities=ids), jigsaw_reference(tox, pred, ids, True)
-    )
+    assert close(C.jigsaw_bias_auc(tox, pred, identities=ids), jigsaw_reference(tox, pred, ids, True))
     assert close(
         C.jigsaw_bias_auc(tox, pred, identities=ids, binarize_predictions=False),
         jigsaw_reference(tox, pred, ids, False),
@@ -341,9 +321,7 @@ def test_jigsaw_bias_auc_matches_kaggle_structure(data: st.DataObject, binarize:
     got = C.jigsaw_bias_auc(tox, pred, identities=ids, binarize_predictions=binarize)
     assert (math.isnan(got) and math.isnan(expected)) or close(got, expected)
     order = permutation(data, n)
-    permuted = C.jigsaw_bias_auc(
-        tox[order], pred[order], identities=ids[order], binarize_predictions=binarize
-    )
+    permuted = C.jigsaw_bias_auc(tox[order], pred[order], identities=ids[order], binarize_predictions=binarize)
     assert (math.isnan(got) and math.isnan(permuted)) or close(got, permuted)
 
 
@@ -356,9 +334,7 @@ def test_log_loss_by_hand() -> None:
     eps = np.finfo(np.float64).eps
     assert close(C.log_loss(y, np.array([0.0, 1.0])), -math.log(eps))  # clipped, never inf
     onehot = np.array([[1, 0, 0], [0, 0, 1]], dtype=np.float64)
-    probs = np.array(
-        [[0.5, 0.5, 0.5], [0.2, 0.2, 0.2]]
-    )  # rows not summing to one: no renormalising
+    probs = np.array([[0.5, 0.5, 0.5], [0.2, 0.2, 0.2]])  # rows not summing to one: no renormalising
     assert close(C.log_loss(onehot, probs), -(math.log(0.5) + math.log(0.2)) / 2)
     with pytest.raises(ValueError):
         C.log_loss(np.array([1.0, 1.0]), np.array([0.3, 0.4]))
@@ -368,9 +344,7 @@ def test_log_loss_by_hand() -> None:
 
 @SETTINGS
 @given(binary_scores(), st.data())
-def test_binary_log_loss_matches_sklearn(
-    case: tuple[np.ndarray, np.ndarray], data: st.DataObject
-) -> None:
+def test_binary_log_loss_matches_sklearn(case: tuple[np.ndarray, np.ndarray], data: st.DataObject) -> None:
     y, s = case
     assert close(C.log_loss(y, s), skm.log_loss(y, s))
     order = permutation(data, len(y))
@@ -432,17 +406,13 @@ def test_rsna_fracture_log_loss_matches_reference(data: st.DataObject) -> None:
     types = obj(*(RSNA_TYPES * n_studies))
     n = len(studies)
     y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.float64)
-    p = np.array(
-        data.draw(st.lists(st.sampled_from(GRID) | st.floats(0, 1), min_size=n, max_size=n))
-    )
+    p = np.array(data.draw(st.lists(st.sampled_from(GRID) | st.floats(0, 1), min_size=n, max_size=n)))
     got = C.rsna_fracture_log_loss(y, p, studies=studies, label_types=types)
     assert close(got, rsna_reference(y, p, studies, types))
     assert C.rsna_fracture_log_loss(y, y, studies=studies, label_types=types) < 1e-12
     order = permutation(data, n)
     assert close(
-        C.rsna_fracture_log_loss(
-            y[order], p[order], studies=studies[order], label_types=types[order]
-        ),
+        C.rsna_fracture_log_loss(y[order], p[order], studies=studies[order], label_types=types[order]),
         got,
     )
 
@@ -466,20 +436,14 @@ def test_kl_divergence_by_hand() -> None:
 @given(st.data())
 def test_kl_divergence_matches_reference(data: st.DataObject) -> None:
     n, k = data.draw(st.integers(1, 15)), 6
-    votes = np.array(
-        data.draw(st.lists(st.integers(0, 5), min_size=n * k, max_size=n * k)), dtype=float
-    )
+    votes = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n * k, max_size=n * k)), dtype=float)
     votes = votes.reshape(n, k)
     votes[:, 0] += 1  # every row has votes
     pred = data.draw(prob_matrix(n, k, normalised=True))
     truth = votes / votes.sum(axis=1, keepdims=True)
     expected = np.mean(
         [
-            sum(
-                pt * math.log(pt / min(max(q, 1e-15), 1 - 1e-15))
-                for pt, q in zip(tr, pr, strict=True)
-                if pt > 0
-            )
+            sum(pt * math.log(pt / min(max(q, 1e-15), 1 - 1e-15)) for pt, q in zip(tr, pr, strict=True) if pt > 0)
             for tr, pr in zip(truth, pred, strict=True)
         ]
     )
@@ -506,9 +470,7 @@ def test_quadratic_weighted_kappa_by_hand() -> None:
 
 @SETTINGS
 @given(label_pairs(n_labels=6, min_size=2), st.data())
-def test_quadratic_weighted_kappa_matches_sklearn(
-    pair: tuple[np.ndarray, np.ndarray], data: st.DataObject
-) -> None:
+def test_quadratic_weighted_kappa_matches_sklearn(pair: tuple[np.ndarray, np.ndarray], data: st.DataObject) -> None:
     y, p = pair
     expected = skm.cohen_kappa_score(p, y, weights="quadratic")
     got = C.quadratic_weighted_kappa(y, p)
@@ -520,20 +482,14 @@ def test_quadratic_weighted_kappa_matches_sklearn(
 
 
 def test_matthews_corrcoef_by_hand() -> None:
-    assert C.matthews_corrcoef(np.array([1, 1, 0, 0]), np.array([1, 0, 0, 0])) == pytest.approx(
-        1 / math.sqrt(3)
-    )
-    assert (
-        C.matthews_corrcoef(np.array([1, 0, 1]), np.array([1, 1, 1])) == 0.0
-    )  # undefined -> 0 like sklearn
+    assert C.matthews_corrcoef(np.array([1, 1, 0, 0]), np.array([1, 0, 0, 0])) == pytest.approx(1 / math.sqrt(3))
+    assert C.matthews_corrcoef(np.array([1, 0, 1]), np.array([1, 1, 1])) == 0.0  # undefined -> 0 like sklearn
     assert C.matthews_corrcoef(np.array([1, 0]), np.array([0, 1])) == -1.0
 
 
 @SETTINGS
 @given(label_pairs(n_labels=3), st.data())
-def test_matthews_corrcoef_matches_sklearn(
-    pair: tuple[np.ndarray, np.ndarray], data: st.DataObject
-) -> None:
+def test_matthews_corrcoef_matches_sklearn(pair: tuple[np.ndarray, np.ndarray], data: st.DataObject) -> None:
     y, p = pair
     assert close(C.matthews_corrcoef(y, p), skm.matthews_corrcoef(y, p))
     yb, pb = (y > 0).astype(np.int64), (p > 0).astype(np.int64)
@@ -554,9 +510,7 @@ def test_f1_by_hand() -> None:
     assert close(C.f1(y, p, average="micro"), 1 / 3)
     # a label only predicted counts in the macro mean with F = 0
     assert close(C.f1(np.array([1, 1]), np.array([1, 2])), (2 / 3 + 0) / 2)
-    assert C.f1(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), average="binary") == pytest.approx(
-        2 / 3
-    )
+    assert C.f1(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), average="binary") == pytest.approx(2 / 3)
     assert C.f1(np.array([0, 0]), np.array([0, 0]), average="binary") == 0.0  # zero_division -> 0
     with pytest.raises(ValueError):
         C.f1(np.array([0, 1, 2]), np.array([0, 1, 2]), average="binary")
@@ -597,9 +551,7 @@ def test_f1_with_many_classes_matches_sklearn() -> None:
 
 def test_multilabel_micro_f1_by_hand() -> None:
     truth = obj("a b", "c", "")
-    pred = obj(
-        "a z a", "c b", "q"
-    )  # z and q are not in the truth's labels: dropped; "a a" counts once
+    pred = obj("a z a", "c b", "q")  # z and q are not in the truth's labels: dropped; "a a" counts once
     # tp = {r0 a, r1 c}; true pairs 3; kept predicted pairs 3 -> 2*2/6
     assert close(C.multilabel_micro_f1(truth, pred), 2 / 3)
     assert C.multilabel_micro_f1(obj("", ""), obj("x", "")) == 0.0
@@ -629,9 +581,7 @@ def test_multilabel_micro_f1_matches_sklearn(data: st.DataObject) -> None:
     assert close(C.multilabel_micro_f1(truth, pred), multilabel_reference(truth, pred))
     assert C.multilabel_micro_f1(truth, truth.copy()) == 1.0
     order = permutation(data, n)
-    assert close(
-        C.multilabel_micro_f1(truth[order], pred[order]), C.multilabel_micro_f1(truth, pred)
-    )
+    assert close(C.multilabel_micro_f1(truth[order], pred[order]), C.multilabel_micro_f1(truth, pred))
 
 
 def pfbeta_reference(labels: np.ndarray, predictions: np.ndarray, beta: float) -> float:
@@ -671,9 +621,7 @@ def test_probabilistic_f1_matches_reference(
     s = s * 1.4 - 0.2  # some values outside [0, 1]
     assert close(C.probabilistic_f1(y, s, beta=beta), pfbeta_reference(y, s, beta))
     order = permutation(data, len(y))
-    assert close(
-        C.probabilistic_f1(y[order], s[order], beta=beta), C.probabilistic_f1(y, s, beta=beta)
-    )
+    assert close(C.probabilistic_f1(y[order], s[order], beta=beta), C.probabilistic_f1(y, s, beta=beta))
 
 
 # --------------------------------------------------------------------------- lwlrap
@@ -692,15 +640,11 @@ def test_lwlrap_by_hand() -> None:
 @given(st.data())
 def test_lwlrap_matches_sklearn(data: st.DataObject) -> None:
     n, k = data.draw(st.integers(1, 12)), data.draw(st.integers(2, 8))
-    y = np.array(
-        data.draw(st.lists(st.integers(0, 1), min_size=n * k, max_size=n * k)), dtype=float
-    ).reshape(n, k)
+    y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n * k, max_size=n * k)), dtype=float).reshape(n, k)
     y[0, 0] = 1.0
     s = data.draw(prob_matrix(n, k, normalised=False))
     keep = y.sum(axis=1) > 0
-    expected = skm.label_ranking_average_precision_score(
-        y[keep] > 0, s[keep], sample_weight=y[keep].sum(axis=1)
-    )
+    expected = skm.label_ranking_average_precision_score(y[keep] > 0, s[keep], sample_weight=y[keep].sum(axis=1))
     assert close(C.lwlrap(y, s), expected)
     assert C.lwlrap(y, y.copy()) == 1.0
     rows, cols = permutation(data, n), permutation(data, k)
@@ -780,7 +724,9 @@ def test_mean_sample_fbeta_hand_example() -> None:
     ),
     st.sampled_from([1.0, 2.0]),
 )
-def test_mean_sample_fbeta_matches_sklearn_samples_average(rows: list[tuple[list[str], list[str]]], beta: float) -> None:
+def test_mean_sample_fbeta_matches_sklearn_samples_average(
+    rows: list[tuple[list[str], list[str]]], beta: float
+) -> None:
     from sklearn.metrics import fbeta_score
     from sklearn.preprocessing import MultiLabelBinarizer
 
@@ -788,5 +734,7 @@ def test_mean_sample_fbeta_matches_sklearn_samples_average(rows: list[tuple[list
 
     truth, pred = [r[0] for r in rows], [r[1] for r in rows]
     binarizer = MultiLabelBinarizer(classes=sorted(set("abcdefgh")))
-    expected = fbeta_score(binarizer.fit_transform(truth), binarizer.transform(pred), beta=beta, average="samples", zero_division=0)
+    expected = fbeta_score(
+        binarizer.fit_transform(truth), binarizer.transform(pred), beta=beta, average="samples", zero_division=0
+    )
     assert mean_sample_fbeta(_tag_rows(truth), _tag_rows(pred), beta=beta) == pytest.approx(expected)

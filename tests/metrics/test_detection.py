@@ -17,9 +17,7 @@ _LYFT = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
 def cells(rows: list[list[tuple]]) -> np.ndarray:
-    return np.array(
-        [" ".join(" ".join(map(str, obj)) for obj in row) for row in rows], dtype=object
-    )
+    return np.array([" ".join(" ".join(map(str, obj)) for obj in row) for row in rows], dtype=object)
 
 
 def permuted(seed: int, *arrays: np.ndarray) -> list[np.ndarray]:
@@ -57,10 +55,7 @@ def box_rows(draw, labels: list[str]):
             if draw(st.booleans()):
                 dx, dy = draw(st.integers(-2, 2)), draw(st.integers(-2, 2))
                 pred.append((label, draw(confidence), x0 + dx, y0 + dy, x1 + dx, y1 + dy))
-        pred += [
-            (b[0], draw(confidence), *b[1:])
-            for b in draw(st.lists(corner_boxes(labels), max_size=3))
-        ]
+        pred += [(b[0], draw(confidence), *b[1:]) for b in draw(st.lists(corner_boxes(labels), max_size=3))]
         if not pred:
             pred = [(labels[0], 0.5, 0, 0, 1, 1)]
         truths.append(truth)
@@ -124,9 +119,7 @@ def slow_coco(truths, preds, threshold, quirk) -> float:
 
 def to_vinbig(rows, with_confidence: bool):
     """Integer class ids for COCO; the answers carry confidence 1."""
-    return [
-        [(int(o[0]), *((o[1:]) if with_confidence else (1.0, *o[1:]))) for o in row] for row in rows
-    ]
+    return [[(int(o[0]), *((o[1:]) if with_confidence else (1.0, *o[1:]))) for o in row] for row in rows]
 
 
 def test_coco_hand_examples():
@@ -278,11 +271,7 @@ def footprint(cx, cy, width, length, yaw) -> Polygon:
 
 def box_iou_3d(p, g) -> float:
     """p, g = (cx, cy, cz, width, length, height, yaw)."""
-    area = (
-        footprint(p[0], p[1], p[3], p[4], p[6])
-        .intersection(footprint(g[0], g[1], g[3], g[4], g[6]))
-        .area
-    )
+    area = footprint(p[0], p[1], p[3], p[4], p[6]).intersection(footprint(g[0], g[1], g[3], g[4], g[6])).area
     dz = max(0.0, min(p[2] + p[5] / 2, g[2] + g[5] / 2) - max(p[2] - p[5] / 2, g[2] - g[5] / 2))
     inter = area * dz
     return float(np.clip(inter / (np.prod(p[3:6]) + np.prod(g[3:6]) - inter), 0, 1))
@@ -341,9 +330,7 @@ def lyft_rows(draw):
                 dx, dyaw = draw(st.sampled_from([0, 0.25, 0.5, 1])), draw(st.sampled_from([0, 0.1]))
                 pred.append((draw(confidence), t[1] + dx, *t[2:7], t[7] + dyaw, t[8]))
         for _ in range(draw(st.integers(0, 2))):
-            pred.append(
-                (draw(confidence), 3, 3, 0, 2, 3, 1, 0.5, draw(st.sampled_from(["car", "truck"])))
-            )
+            pred.append((draw(confidence), 3, 3, 0, 2, 3, 1, 0.5, draw(st.sampled_from(["car", "truck"]))))
         truths.append(truth)
         preds.append(draw(st.permutations(pred)))
     return truths, preds

@@ -374,10 +374,7 @@ def test_fbeta_matches_sklearn(pairs, beta, seed):
     heights, widths = hw(shapes)
     y_true, y_pred = encode_all(truths, "C"), encode_all(preds, "C")
     expected = np.mean(
-        [
-            fbeta_score(t.ravel(), p.ravel(), beta=beta, zero_division=0)
-            for t, p in zip(truths, preds, strict=True)
-        ]
+        [fbeta_score(t.ravel(), p.ravel(), beta=beta, zero_division=0) for t, p in zip(truths, preds, strict=True)]
     )
     got = pixel_fbeta_rle(y_true, y_pred, heights=heights, widths=widths, beta=beta)
     assert got == pytest.approx(expected, abs=1e-12)

@@ -100,9 +100,7 @@ def test_spearman_matches_scipy_and_ignores_row_order(case) -> None:
     true, pred, perm = case
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = float(
-            np.mean([spearmanr(true[:, j], pred[:, j]).statistic for j in range(true.shape[1])])
-        )
+        expected = float(np.mean([spearmanr(true[:, j], pred[:, j]).statistic for j in range(true.shape[1])]))
     assert same(mean_columnwise_spearman(true, pred), expected)
     assert same(mean_columnwise_spearman(true[perm], pred[perm]), expected)
     if not np.any(np.all(true == true[0], axis=0)):
@@ -132,9 +130,7 @@ def test_kendall_hand_examples() -> None:
     assert kendall_tau_pooled(cells("a b c"), cells("c b a")) == -1.0
     assert kendall_tau_pooled(cells("a b c"), cells("a b c")) == 1.0
     # pooled: notebook 1 has 1 inversion of 6 ordered pairs (n(n-1) = 6), notebook 2 has 1 of 2
-    assert kendall_tau_pooled(cells("a b c", "x y"), cells("b a c", "y x")) == pytest.approx(
-        1 - 4 * 2 / (6 + 2)
-    )
+    assert kendall_tau_pooled(cells("a b c", "x y"), cells("b a c", "y x")) == pytest.approx(1 - 4 * 2 / (6 + 2))
     assert math.isnan(kendall_tau_pooled(cells("a", ""), cells("a", "")))
 
 

@@ -177,9 +177,7 @@ def test_log_mae_perfect_group_without_and_with_floor() -> None:
     assert mean_log_mae_by_group(true, pred, groups=groups) == -math.inf
     floored = mean_log_mae_by_group(true, pred, groups=groups, floor=1e-9)
     assert floored == pytest.approx((math.log(1e-9) + 0.0) / 2)
-    assert mean_log_mae_by_group(true, true, groups=groups, floor=1e-9) == pytest.approx(
-        math.log(1e-9)
-    )
+    assert mean_log_mae_by_group(true, true, groups=groups, floor=1e-9) == pytest.approx(math.log(1e-9))
 
 
 @FAST
@@ -230,17 +228,13 @@ def test_laplace_hand_example() -> None:
     score = laplace_log_likelihood(true, pred, confidence=conf, patients=patients, weeks=weeks)
     assert score == pytest.approx(expected)
     # the capped delta and the sigma floor at work
-    assert laplace_row(2300, 1000, nan) == pytest.approx(
-        -math.sqrt(2) * 1000 / 70 - math.log(math.sqrt(2) * 70)
-    )
+    assert laplace_row(2300, 1000, nan) == pytest.approx(-math.sqrt(2) * 1000 / 70 - math.log(math.sqrt(2) * 70))
 
 
 def test_laplace_perfect_prediction_and_no_scored_rows() -> None:
     true = arr(2000, 2100)
     kwargs = {"confidence": arr(70, 70), "patients": np.array(["A", "A"]), "weeks": arr(1, 2)}
-    assert laplace_log_likelihood(true, true, **kwargs) == pytest.approx(
-        -math.log(math.sqrt(2) * 70)
-    )
+    assert laplace_log_likelihood(true, true, **kwargs) == pytest.approx(-math.log(math.sqrt(2) * 70))
     assert math.isnan(laplace_log_likelihood(arr(math.nan, math.nan), true, **kwargs))
 
 
@@ -249,13 +243,9 @@ def test_laplace_perfect_prediction_and_no_scored_rows() -> None:
 def test_laplace_matches_slow_reference_and_ignores_row_order(data) -> None:
     n = data.draw(st.integers(1, 25))
     values = st.floats(1000, 4000, allow_nan=False)
-    true = np.array(
-        data.draw(st.lists(st.one_of(values, st.just(math.nan)), min_size=n, max_size=n))
-    )
+    true = np.array(data.draw(st.lists(st.one_of(values, st.just(math.nan)), min_size=n, max_size=n)))
     pred = np.array(data.draw(st.lists(values, min_size=n, max_size=n)))
-    conf = np.array(
-        data.draw(st.lists(st.one_of(st.floats(0, 500), st.just(math.nan)), min_size=n, max_size=n))
-    )
+    conf = np.array(data.draw(st.lists(st.one_of(st.floats(0, 500), st.just(math.nan)), min_size=n, max_size=n)))
     patients = np.array(data.draw(st.lists(st.sampled_from("PQR"), min_size=n, max_size=n)))
     weeks = np.array(data.draw(st.lists(st.integers(-5, 100), min_size=n, max_size=n, unique=True)))
     last_n = data.draw(st.integers(1, 4))
@@ -309,10 +299,7 @@ def test_angular_error_matches_slow_reference(case) -> None:
 
 def slow_haversine(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     p1, p2 = math.radians(lat1), math.radians(lat2)
-    a = (
-        math.sin((p2 - p1) / 2) ** 2
-        + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
-    )
+    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
     return 2 * 6_371_000 * math.asin(math.sqrt(a))
 
 

@@ -132,11 +132,7 @@ def test_jaccard_splits_on_unicode_whitespace_and_keeps_scripts() -> None:
 
 
 @FAST
-@given(
-    aligned_rows(
-        st.lists(st.sampled_from(["a", "A", "b", "c", "Dé", "dÉ"]), max_size=5).map(" ".join)
-    )
-)
+@given(aligned_rows(st.lists(st.sampled_from(["a", "A", "b", "c", "Dé", "dÉ"]), max_size=5).map(" ".join)))
 def test_jaccard_matches_sklearn_and_ignores_row_order(case) -> None:
     true, pred, perm = case
     true_sets = [set(t.lower().split()) for t in true]

@@ -42,13 +42,20 @@ def is_free_text(column: pd.Series) -> bool:
 
 def design(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[Any, Any, bool]:
     """Feature matrices for train and test; the flag says they are sparse text features."""
-    both = pd.concat([train.drop(columns=drop, errors="ignore"), test.drop(columns=drop, errors="ignore")], keys=["tr", "te"])
+    both = pd.concat(
+        [train.drop(columns=drop, errors="ignore"), test.drop(columns=drop, errors="ignore")], keys=["tr", "te"]
+    )
     texts = [c for c in both.columns if is_free_text(both[c])]
     if texts:
         from scipy.sparse import hstack
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        blocks = [TfidfVectorizer(max_features=50_000, ngram_range=(1, 2), sublinear_tf=True).fit_transform(both[c].fillna("").astype(str)) for c in texts]
+        blocks = [
+            TfidfVectorizer(max_features=50_000, ngram_range=(1, 2), sublinear_tf=True).fit_transform(
+                both[c].fillna("").astype(str)
+            )
+            for c in texts
+        ]
         matrix = hstack(blocks).tocsr()
         n = len(train)
         return matrix[:n], matrix[n:], True
