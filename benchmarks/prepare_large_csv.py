@@ -52,23 +52,37 @@ print(len(train), len(test))
 def generate(path: Path, rows: int, block: int = 2_000_000) -> None:
     rng = np.random.default_rng(0)
     start = np.datetime64("2009-01-01T00:00:00")
-    schema = pa.schema([
-        ("key", pa.string()), ("fare_amount", pa.float64()), ("pickup_datetime", pa.string()),
-        ("pickup_longitude", pa.float64()), ("pickup_latitude", pa.float64()),
-        ("dropoff_longitude", pa.float64()), ("dropoff_latitude", pa.float64()), ("passenger_count", pa.int64()),
-    ])
+    schema = pa.schema(
+        [
+            ("key", pa.string()),
+            ("fare_amount", pa.float64()),
+            ("pickup_datetime", pa.string()),
+            ("pickup_longitude", pa.float64()),
+            ("pickup_latitude", pa.float64()),
+            ("dropoff_longitude", pa.float64()),
+            ("dropoff_latitude", pa.float64()),
+            ("passenger_count", pa.int64()),
+        ]
+    )
     with pacsv.CSVWriter(str(path), schema, write_options=pacsv.WriteOptions(quoting_style="none")) as writer:
         for offset in range(0, rows, block):
             n = min(block, rows - offset)
             seconds = rng.integers(0, 6 * 365 * 86400, n)
             stamps = (start + seconds.astype("timedelta64[s]")).astype(str)
             keys = np.char.add(np.char.add(stamps, "."), np.arange(offset, offset + n).astype(str))
-            table = pa.Table.from_arrays([
-                pa.array(keys), pa.array(np.round(rng.gamma(2.0, 5.0, n), 2)), pa.array(np.char.add(stamps, " UTC")),
-                pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)), pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
-                pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)), pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
-                pa.array(rng.integers(1, 7, n)),
-            ], schema=schema)
+            table = pa.Table.from_arrays(
+                [
+                    pa.array(keys),
+                    pa.array(np.round(rng.gamma(2.0, 5.0, n), 2)),
+                    pa.array(np.char.add(stamps, " UTC")),
+                    pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)),
+                    pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
+                    pa.array(np.round(rng.normal(-73.97, 0.05, n), 6)),
+                    pa.array(np.round(rng.normal(40.75, 0.05, n), 6)),
+                    pa.array(rng.integers(1, 7, n)),
+                ],
+                schema=schema,
+            )
             writer.write_table(table)
 
 
@@ -100,7 +114,21 @@ def main() -> int:
     methods = ["podium", "pandas"] if args.method == "both" else [args.method]
     for name in methods:
         if args.method == "both":  # each method in its own invocation, so ru_maxrss is its own
-            subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--test-size", args.test_size, "--workdir", str(work), "--method", name], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--rows",
+                    str(args.rows),
+                    "--test-size",
+                    args.test_size,
+                    "--workdir",
+                    str(work),
+                    "--method",
+                    name,
+                ],
+                check=True,
+            )
             continue
         code = PODIUM if name == "podium" else PANDAS
         seconds, peak_mb, out = run(code, str(work), args.test_size, str(ROOT / "src"))

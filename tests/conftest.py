@@ -1,3 +1,54 @@
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from podium.errors import PodiumError
+
+# CI sets PODIUM_REQUIRE_DOCKER=1 after starting its own engine: there a missing engine is a failure,
+# not a skip, so the Docker sandbox's tests cannot silently stop running.
+REQUIRE_DOCKER = os.environ.get("PODIUM_REQUIRE_DOCKER") == "1"
+BUSYBOX_IMAGE = "podium-test-busybox:1"
+
+
+@pytest.fixture(scope="session")
+def docker_sandbox():
+    """The Docker sandbox with the host image, or a skip (a failure under PODIUM_REQUIRE_DOCKER=1)."""
+    from podium.sandbox import get_sandbox
+
+    try:
+        return get_sandbox("docker")
+    except PodiumError as error:
+        if REQUIRE_DOCKER:
+            pytest.fail(f"PODIUM_REQUIRE_DOCKER=1 but the docker sandbox is unavailable: {error}")
+        pytest.skip(f"docker sandbox unavailable: {error}")
+
+
+@pytest.fixture(scope="session")
+def busybox_image(docker_sandbox, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A self-contained agent image built here FROM scratch out of Debian's static busybox (no pull)."""
+    from podium.sandbox._docker import build_agent_image
+
+    busybox = shutil.which("busybox")
+    if busybox is None or "statically linked" not in _describe(busybox):
+        if REQUIRE_DOCKER:
+            pytest.fail("PODIUM_REQUIRE_DOCKER=1 but no static busybox: apt-get install busybox-static")
+        pytest.skip("needs Debian's busybox-static to build a self-contained test image")
+    folder = tmp_path_factory.mktemp("busybox-image")
+    shutil.copy(busybox, folder / "busybox")
+    (folder / "Dockerfile").write_text(
+        'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n'
+        'RUN ["/bin/busybox", "mkdir", "-p", "/tmp", "/home", "/etc"]\n'
+        'RUN ["/bin/busybox", "sh", "-c", "chmod 1777 /tmp && echo agent:x:1000:1000::/home:/bin/sh > /etc/passwd"]\n'
+    )
+    return build_agent_image(docker_sandbox.client, folder, BUSYBOX_IMAGE)
+
+
+def _describe(path: str) -> str:
+    head = Path(path).read_bytes()[:4096]
+    # a static ELF has no PT_INTERP, so no dynamic loader path in its first page
+    return "dynamically linked" if b"ld-linux" in head else "statically linked"

@@ -1,4 +1,5 @@
-"""`podium run` end to end under bwrap: agents, validation, grading outside, resume after kill -9."""
+"""`podium run` end to end under bwrap (and docker where marked): agents, validation, grading outside,
+resume after kill -9."""
 
 from __future__ import annotations
 
@@ -52,6 +53,14 @@ def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     )
 
 
+@pytest.fixture(params=["bwrap", "docker"])
+def sandbox(request: pytest.FixtureRequest) -> str:
+    """The isolating sandboxes in turn (docker: the engine DOCKER_HOST names, see conftest.py)."""
+    if request.param == "docker":
+        request.getfixturevalue("docker_sandbox")
+    return str(request.param)
+
+
 def _records(runs: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(runs.glob("*/*/*/record.json"))]
 
@@ -84,7 +93,7 @@ def test_baseline_and_dummy_runs_are_graded_and_reported(tmp_path: Path, data_di
     assert (tmp_path / "runs" / "baseline" / "report.md").is_file()
 
 
-def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path) -> None:
+def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path, sandbox: str) -> None:
     agent = _agent(
         tmp_path / "validator",
         "import os, shutil, subprocess, json\n"
@@ -108,9 +117,12 @@ def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path) 
         str(data_dir),
         "--runs-dir",
         str(tmp_path / "runs"),
+        "--sandbox",
+        sandbox,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     (record,) = _records(tmp_path / "runs")
+    assert record["sandbox"] == sandbox
     probe = json.loads((tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "probe.json").read_text())
     assert all(probe["seen"].values()), probe
     assert probe["env"]["COMPETITION_ID"] == COMPS[0] and probe["env"]["TIME_LIMIT_SECS"] == "120"
@@ -121,7 +133,7 @@ def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path) 
     assert record["grade"]["valid_submission"]
 
 
-def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_dir: Path) -> None:
+def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_dir: Path, sandbox: str) -> None:
     answers = data_dir / COMPS[0] / "prepared" / "private" / registry.get(COMPS[0]).answers
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -151,7 +163,7 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
     try:
         result = podium(
             "run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir),
-            "--runs-dir", str(tmp_path / "runs"), env={"PODIUM_TEST_SECRET": "hunter2"},
+            "--runs-dir", str(tmp_path / "runs"), "--sandbox", sandbox, env={"PODIUM_TEST_SECRET": "hunter2"},
         )  # fmt: skip
     finally:
         listener.close()
@@ -237,3 +249,40 @@ def test_a_run_group_belongs_to_one_agent(tmp_path: Path, data_dir: Path) -> Non
     assert clash.returncode == 2 and "another --run-group" in clash.stderr
     (record,) = _records(tmp_path / "runs")
     assert record["agent"] == "dummy"
+
+
+def test_an_agent_image_built_locally_runs_under_docker(
+    tmp_path: Path, data_dir: Path, docker_sandbox: object, busybox_image: str
+) -> None:
+    """An MLE-bench-style agent: its own image (FROM a local base, never pulled), its code inside it."""
+    agent = tmp_path / "imaged"
+    agent.mkdir()
+    (agent / "image").mkdir()
+    (agent / "image" / "start.sh").write_text(
+        "#!/bin/sh\nls /home > /home/logs/home.txt\ncp /home/data/sample_submission.csv /home/submission/submission.csv\n"
+    )
+    (agent / "image" / "Dockerfile").write_text(
+        f'FROM {busybox_image}\nCOPY start.sh /home/agent/start.sh\nRUN ["/bin/chmod", "755", "/home/agent/start.sh"]\n'
+    )
+    (agent / "agent.yaml").write_text("name: imaged\nbuild: image\ncommand: [/home/agent/start.sh]\n")
+    common = ["--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir)]
+    wrong = podium("run", *common, "--runs-dir", str(tmp_path / "runs"))
+    assert wrong.returncode == 2 and "needs --sandbox docker" in wrong.stderr
+    result = podium("run", *common, "--runs-dir", str(tmp_path / "runs"), "--sandbox", "docker")
+    assert result.returncode == 0, result.stderr[-3000:]
+    (record,) = _records(tmp_path / "runs")
+    assert record["image"].startswith("podium-agent-imaged:") and record["grade"]["valid_submission"]
+    listed = (tmp_path / "runs" / "default" / COMPS[0] / "0" / "logs" / "home.txt").read_text().split()
+    assert "agent" in listed and "data" in listed and "validate.sock" in listed
+
+
+def test_builtin_agents_also_run_under_the_local_sandbox(tmp_path: Path, data_dir: Path) -> None:
+    """No isolation (debugging only): the inside paths in the command are rewritten to the run's root."""
+    result = podium(
+        "run", "--agent", "dummy", "--competitions", COMPS[0], "--sandbox", "local", "--data-dir", str(data_dir),
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "NO ISOLATION" in result.stderr
+    (record,) = _records(tmp_path / "runs")
+    assert record["grade"]["valid_submission"] and record["agent_result"]["exit_code"] == 0

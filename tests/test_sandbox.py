@@ -1,4 +1,4 @@
-"""Sandboxes: positive behaviour on both implementations, escape attempts against bwrap.
+"""Sandboxes: positive behaviour on every implementation, escape attempts against the isolating ones.
 
 Each agent here is a small Python script run inside the sandbox. The escape tests plant something
 on the host (a secret file, a secret environment variable, a listening socket on 127.0.0.1) and
@@ -70,11 +70,18 @@ def bwrap() -> Sandbox:
         pytest.skip(f"bubblewrap sandbox unavailable: {error}")
 
 
-@pytest.fixture(params=["bwrap", "local"])
+@pytest.fixture(params=["bwrap", "docker", "local"])
 def any_sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "local":
         return LocalSandbox()
-    sandbox: Sandbox = request.getfixturevalue("bwrap")
+    sandbox: Sandbox = request.getfixturevalue("bwrap" if request.param == "bwrap" else "docker_sandbox")
+    return sandbox
+
+
+@pytest.fixture(params=["bwrap", "docker"])
+def isolated(request: pytest.FixtureRequest) -> Sandbox:
+    """Each isolating sandbox in turn: every escape attempt below is tried against both."""
+    sandbox: Sandbox = request.getfixturevalue("bwrap" if request.param == "bwrap" else "docker_sandbox")
     return sandbox
 
 
@@ -191,8 +198,13 @@ def test_rejects_malformed_requests(any_sandbox: Sandbox, job: Job) -> None:
 
 
 def test_get_sandbox_names_the_choices_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(PodiumError, match="bwrap, local"):
+    with pytest.raises(PodiumError, match="bwrap, docker, local"):
         get_sandbox("docker-ish")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(PodiumError, match=r"No Docker engine answers at unix:///nonexistent/docker.sock .*Fix: start"):
+        get_sandbox("docker")
+    with pytest.raises(PodiumError, match="only the 'docker' sandbox"):
+        get_sandbox("bwrap", image="some-agent:1")
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(PodiumError, match="apt-get install bubblewrap"):
         get_sandbox("bwrap")
@@ -222,16 +234,16 @@ def test_local_memory_cap_is_an_address_space_limit(job: Job) -> None:
     assert result.exit_code == 0 and "MemoryError" in job.stdout and result.killed_for is None
 
 
-# --- bwrap: what the agent can see -------------------------------------------------------------------
+# --- bwrap and docker: what the agent can see -------------------------------------------------------------------
 
 
-def test_bwrap_sees_only_the_allowed_filesystem(bwrap: Sandbox, job: Job, tmp_path: Path) -> None:
+def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job, tmp_path: Path) -> None:
     token = uuid.uuid4().hex
     secret = tmp_path / "private" / f"answers-{token}.csv"
     secret.parent.mkdir()
     secret.write_text(f"id,y\n1,{token}\n")
     result = job.run(
-        bwrap,
+        isolated,
         r"""
         import json, os, sys
         secret = sys.argv[1]
@@ -245,9 +257,11 @@ def test_bwrap_sees_only_the_allowed_filesystem(bwrap: Sandbox, job: Job, tmp_pa
                 print("LEAKED via", path, open(path).read())
             except OSError:
                 pass
-        for path in ("/work", "/root/.pyenv/shims", "/var", "/sys", os.path.dirname(secret)):
+        for path in ("/work", "/root/.pyenv/shims", "/var", os.path.dirname(secret)):
             if os.path.exists(path):
                 print("VISIBLE", path)
+        if os.path.exists("/sys") and os.listdir("/sys"):  # absent (bwrap) or an empty tmpfs (docker)
+            print("VISIBLE /sys", os.listdir("/sys"))
         skip = {"/proc", "/dev", "/usr", sys.base_prefix, sys.prefix}
         for top, dirs, files in os.walk("/"):
             dirs[:] = [d for d in dirs if os.path.join(top, d) not in skip]
@@ -263,18 +277,18 @@ def test_bwrap_sees_only_the_allowed_filesystem(bwrap: Sandbox, job: Job, tmp_pa
     assert token not in job.stdout
     assert "LEAKED" not in job.stdout and "VISIBLE" not in job.stdout and "FOUND" not in job.stdout
     top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
-    assert set(top) <= SANDBOX_ROOT_ENTRIES
+    assert set(top) <= SANDBOX_ROOT_ENTRIES | ({".dockerenv", "sys"} if isolated.name == "docker" else set())
     if sys.base_prefix.startswith("/root/"):
         assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]
     pids = json.loads(job.stdout.split("PIDS ")[1].splitlines()[0])
-    assert pids == [1, 2]  # its own pid namespace: bwrap's init and the agent
+    assert len(pids) == 2 and pids[0] == 1  # its own pid namespace: the sandbox's init (pid 1) and the agent
 
 
-def test_bwrap_hides_the_harness_environment(bwrap: Sandbox, job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_isolation_hides_the_harness_environment(isolated: Sandbox, job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
     token = uuid.uuid4().hex
     monkeypatch.setenv("PODIUM_SECRET_TOKEN", token)
     result = job.run(
-        bwrap,
+        isolated,
         """
         import os
         print(dict(os.environ))
@@ -292,13 +306,13 @@ def test_bwrap_hides_the_harness_environment(bwrap: Sandbox, job: Job, monkeypat
     assert token not in job.stdout and "PODIUM_SECRET_TOKEN" not in job.stdout
 
 
-def test_bwrap_cannot_reach_the_host_loopback(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_cannot_reach_the_host_loopback(isolated: Sandbox, job: Job) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
         result = job.run(
-            bwrap,
+            isolated,
             """
             import socket, sys
             try:
@@ -318,10 +332,10 @@ def test_bwrap_cannot_reach_the_host_loopback(bwrap: Sandbox, job: Job) -> None:
     assert "interfaces: ['lo']" in job.stdout
 
 
-def test_bwrap_cannot_write_outside_its_writable_mounts(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_cannot_write_outside_its_writable_mounts(isolated: Sandbox, job: Job) -> None:
     token = uuid.uuid4().hex
     result = job.run(
-        bwrap,
+        isolated,
         """
         import ctypes, os, sys
         token = sys.argv[1]
@@ -362,14 +376,14 @@ def test_bwrap_cannot_write_outside_its_writable_mounts(bwrap: Sandbox, job: Job
     assert (job.out / "ok").read_text() == "ok"
 
 
-# --- bwrap: limits -----------------------------------------------------------------------------------
+# --- bwrap and docker: limits -----------------------------------------------------------------------------------
 
 
 @needs_pids_cgroup
-def test_bwrap_contains_a_fork_bomb(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_contains_a_fork_bomb(isolated: Sandbox, job: Job) -> None:
     token = uuid.uuid4().hex
     result = job.run(
-        bwrap,
+        isolated,
         """
         import os, time
         forked = 0
@@ -395,9 +409,9 @@ def test_bwrap_contains_a_fork_bomb(bwrap: Sandbox, job: Job) -> None:
 
 
 @needs_memory_cgroup
-def test_bwrap_kills_for_memory(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_kills_for_memory(isolated: Sandbox, job: Job) -> None:
     result = job.run(
-        bwrap,
+        isolated,
         """
         chunks = []
         for i in range(20):
@@ -415,18 +429,18 @@ def test_bwrap_kills_for_memory(bwrap: Sandbox, job: Job) -> None:
 
 
 @needs_cpu_cgroup
-def test_bwrap_caps_cpu(bwrap: Sandbox, job: Job) -> None:
-    result = job.run(bwrap, "while True: pass", limits=Limits(wall_seconds=1.5, cpus=0.25))
+def test_isolation_caps_cpu(isolated: Sandbox, job: Job) -> None:
+    result = job.run(isolated, "while True: pass", limits=Limits(wall_seconds=1.5, cpus=0.25))
     assert result.killed_for == "time"
     assert result.samples and result.samples[0].cpu_seconds < 0.45  # a quarter of a core, not a whole one
 
 
-def test_bwrap_kills_the_whole_tree_at_the_wall_limit(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_kills_the_whole_tree_at_the_wall_limit(isolated: Sandbox, job: Job) -> None:
     token = uuid.uuid4().hex
     wall, grandchild_delay = 2.5, 4.0
     started = time.monotonic()
     result = job.run(
-        bwrap,
+        isolated,
         f"""
         import os, time
         if os.fork() == 0:
@@ -496,9 +510,9 @@ def test_bwrap_without_cgroups_still_isolates_and_times_out(
     assert any("memory_bytes" in w for w in result.warnings) and any("pids" in w for w in result.warnings)
 
 
-def test_bwrap_runs_as_an_unprivileged_user(bwrap: Sandbox, job: Job) -> None:
+def test_isolation_runs_as_an_unprivileged_user(isolated: Sandbox, job: Job) -> None:
     result = job.run(
-        bwrap,
+        isolated,
         """
         import os
         status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())

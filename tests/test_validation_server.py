@@ -218,3 +218,26 @@ def test_shell_wrapper_and_shipped_files(prepared: Prepared, short_dir: Path, tm
             check=False,
         )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_shell_client_falls_back_to_curl_without_python(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    """An agent image without python3: validate_submission.sh reaches the socket with curl instead."""
+    _, fixture, _ = prepared
+    good = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    bad = write_csv(fixture.perfect.take(np.arange(fixture.perfect.n_rows - 1)), tmp_path / "short.csv")
+    tools = tmp_path / "bin"  # a PATH with the shell tools and curl, but no python3
+    tools.mkdir()
+    for name in ("curl", "tail", "sed", "basename", "tr", "dirname", "printf"):
+        (tools / name).symlink_to(shutil.which(name))
+    script = str(sandbox_file("validate_submission.sh"))
+    with _server(prepared, short_dir) as server:
+        env = {"PATH": str(tools), "PODIUM_VALIDATION_SOCKET": str(server.socket_path)}
+        runs = {name: subprocess.run(["/bin/sh", script, str(path)], capture_output=True, text=True, env=env)
+                for name, path in (("good", good), ("bad", bad), ("missing", tmp_path / "nope.csv"))}  # fmt: skip
+        calls = server.calls
+    assert runs["good"].returncode == 0 and "Submission is valid" in runs["good"].stdout, runs["good"]
+    assert runs["bad"].returncode == 1 and "invalid" in runs["bad"].stdout
+    assert runs["missing"].returncode == 1 and "no submission file" in runs["missing"].stdout
+    assert [c["verdict"] for c in calls] == ["valid", "invalid"]
+    assert not any("score" in r.stdout.lower() for r in runs.values())

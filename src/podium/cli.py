@@ -238,6 +238,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from podium.run import RunConfig, run_all
     from podium.store import RunStore
 
+    for flag, value, least in (("--seeds", args.seeds, 1), ("--workers", args.workers, 1), ("--gpus", args.gpus, 0)):
+        if value < least:
+            raise PodiumError(f"{flag} must be at least {least}, got {value}")
     refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
     comps = [registry.get(ref.strip()) for ref in refs if ref.strip()]
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
@@ -334,11 +337,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", default="24h", help="wall-clock limit per run, e.g. 24h, 30m")
     p.add_argument("--workers", type=int, default=1, help="runs at once")
     p.add_argument(
-        "--sandbox", default="bwrap", choices=["bwrap", "local"], help="isolation (local: none, for debugging)"
+        "--sandbox",
+        default="bwrap",
+        choices=["bwrap", "docker", "local"],
+        help="isolation: bwrap (default), docker (a local engine, found through DOCKER_HOST), local (none: debugging)",
     )
-    p.add_argument("--cpus", type=float, default=None)
+    p.add_argument("--cpus", type=float, default=None, help="CPU cores per run (a CFS quota)")
     p.add_argument("--memory", default=None, help="memory cap per run, e.g. 16G")
-    p.add_argument("--gpus", type=int, default=0)
+    p.add_argument("--gpus", type=int, default=0, help="GPUs per run; each run gets its own (default: 0)")
     p.add_argument("--run-group", default="default", help="name of this batch of runs (reruns skip finished ones)")
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")

@@ -8,15 +8,20 @@ answers never enter the sandbox; grading happens afterwards, here.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
+import socket as socket_module
 import sys
 import tempfile
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -27,6 +32,7 @@ from podium.agents import AgentSpec
 from podium.competition import Competition
 from podium.errors import HarnessError, PodiumError
 from podium.grading import grade
+from podium.llm_proxy import BRIDGE_PORT, LLMConfig, LLMProxy
 from podium.store import RunStore
 
 __all__ = ["RunConfig", "run_all", "run_one"]
@@ -67,6 +73,42 @@ class RunConfig:
     data_dir: Path
     runs_dir: Path
     workers: int = 1
+    image: str | None = None  # the agent's docker image, once resolved (built) by run_all
+
+
+class GpuPool:
+    """Hands each run its own GPUs (host indices); a run waits until enough are free."""
+
+    def __init__(self, indices: list[int], per_run: int) -> None:
+        self.free = list(indices)
+        self.per_run = per_run
+        self._changed = threading.Condition()
+
+    @classmethod
+    def for_config(cls, config: RunConfig) -> GpuPool | None:
+        if not config.gpus:
+            return None
+        from podium.sandbox._gpu import list_gpus
+
+        indices = [gpu.index for gpu in list_gpus(required=True)]
+        if len(indices) < config.gpus:
+            raise PodiumError(
+                f"--gpus {config.gpus} asks for {config.gpus} GPU(s) per run, but this machine has {len(indices)} "
+                "(as nvidia-smi lists them). Fix: pass a smaller --gpus, or --gpus 0 for CPU-only runs."
+            )
+        return cls(indices, config.gpus)
+
+    @contextlib.contextmanager
+    def take(self) -> Iterator[tuple[int, ...]]:
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.free) >= self.per_run)
+            mine, self.free = tuple(self.free[: self.per_run]), self.free[self.per_run :]
+        try:
+            yield mine
+        finally:
+            with self._changed:
+                self.free = sorted([*self.free, *mine])
+                self._changed.notify_all()
 
 
 def _hardware(config: RunConfig) -> str:
@@ -81,8 +123,19 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
-def run_one(config: RunConfig, competition: Competition, seed: int, store: RunStore) -> dict[str, Any]:
+def run_one(
+    config: RunConfig, competition: Competition, seed: int, store: RunStore, gpus: GpuPool | None = None
+) -> dict[str, Any]:
     """Run the agent once on one competition; returns the finished run's record."""
+    if config.gpus and gpus is None:
+        gpus = GpuPool.for_config(config)
+    with gpus.take() if gpus is not None else contextlib.nullcontext(()) as gpu_ids:
+        return _run_one(config, competition, seed, store, gpu_ids)
+
+
+def _run_one(
+    config: RunConfig, competition: Competition, seed: int, store: RunStore, gpu_ids: tuple[int, ...]
+) -> dict[str, Any]:
     from podium.data.layout import CompetitionPaths
     from podium.data.verify import verify
     from podium.sandbox import Limits, Mount, get_sandbox
@@ -120,18 +173,35 @@ def run_one(config: RunConfig, competition: Competition, seed: int, store: RunSt
         Mount(folders["submission"], "/home/submission", writable=True),
         Mount(folders["code"], "/home/code", writable=True),
         Mount(folders["logs"], "/home/logs", writable=True),
-        Mount(config.agent.folder, "/home/agent"),
         Mount(instructions, "/home/instructions.md"),
         Mount(SANDBOX_FILES / "validate_submission.py", "/home/validate_submission.py"),
         Mount(SANDBOX_FILES / "validate_submission.sh", "/home/validate_submission.sh"),
         Mount(socket, "/home/validate.sock"),
     ]
-    limits = Limits(wall_seconds=config.time_limit, memory_bytes=config.memory_bytes, cpus=config.cpus)
+    if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
+        mounts.append(Mount(config.agent.folder, "/home/agent"))
+    limits = Limits(wall_seconds=config.time_limit, memory_bytes=config.memory_bytes, cpus=config.cpus, gpus=gpu_ids)
+    command = list(config.agent.command)
+    llm = config.agent.llm
     started = datetime.now(UTC)
+    llm_summary = None
     try:
-        with ValidationServer(competition, sample, socket, staging / "validation_calls.jsonl") as server:
-            result = get_sandbox(config.sandbox).run(
-                list(config.agent.command),
+        with contextlib.ExitStack() as stack:
+            server = stack.enter_context(
+                ValidationServer(competition, sample, socket, staging / "validation_calls.jsonl")
+            )
+            proxy = None
+            if llm is not None:
+                proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", staging / "llm_calls.jsonl"))
+                mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock"))
+                env.update(_llm_env(llm, config.sandbox))
+                if llm.bridge:
+                    mounts.append(Mount(SANDBOX_FILES / "llm_bridge.py", "/home/llm_bridge.py"))
+                    listen = env["PODIUM_LLM_LISTEN"]
+                    command = ["python3", "/home/llm_bridge.py", "--listen", listen, "--socket", "/home/llm.sock", "--"]
+                    command += list(config.agent.command)
+            result = get_sandbox(config.sandbox, image=config.image).run(
+                command,
                 mounts=mounts,
                 env=env,
                 limits=limits,
@@ -140,6 +210,8 @@ def run_one(config: RunConfig, competition: Competition, seed: int, store: RunSt
                 stderr=folders["logs"] / "agent.stderr.log",
             )
             calls = server.calls
+            if proxy is not None:
+                llm_summary = proxy.summary()
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
     report = grade(competition, folders["submission"] / "submission.csv", config.data_dir)
@@ -151,6 +223,7 @@ def run_one(config: RunConfig, competition: Competition, seed: int, store: RunSt
         "agent": config.agent.name,
         "status": "finished",
         "sandbox": config.sandbox,
+        "image": config.image,
         "podium_version": __version__,
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -159,9 +232,11 @@ def run_one(config: RunConfig, competition: Competition, seed: int, store: RunSt
             "memory_bytes": config.memory_bytes,
             "cpus": config.cpus,
             "gpus": config.gpus,
+            "gpu_ids": list(gpu_ids),
         },
         "agent_result": _jsonable(result),
         "validation_calls": calls,
+        "llm": llm_summary,
         "grade": report.to_dict(),
     }
     (staging / "record.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -172,6 +247,30 @@ def run_one(config: RunConfig, competition: Competition, seed: int, store: RunSt
     record["grade"]["submission_path"] = str(final / "submission" / "submission.csv")
     store.add(record, final / "record.json")
     return record
+
+
+def _llm_env(llm: LLMConfig, sandbox: str) -> dict[str, str]:
+    """How the agent reaches its model: the proxy socket, and base URLs on the bridge's loopback port."""
+    port = BRIDGE_PORT
+    if sandbox == "local":  # the host's loopback: take a free port instead of a fixed one
+        with socket_module.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+    env = {"PODIUM_LLM_SOCKET": "/home/llm.sock", "PODIUM_LLM_PROVIDER": llm.provider.name}
+    if llm.models:
+        env["PODIUM_LLM_MODELS"] = ",".join(llm.models)
+    if llm.bridge:
+        base = f"http://127.0.0.1:{port}"
+        env |= {
+            "PODIUM_LLM_LISTEN": f"127.0.0.1:{port}",
+            "PODIUM_LLM_BASE_URL": base,
+            "OPENAI_BASE_URL": f"{base}/v1",
+            "ANTHROPIC_BASE_URL": base,
+            # SDKs refuse to start without a key; the proxy replaces it with the real one.
+            "OPENAI_API_KEY": "podium-proxy-adds-the-key",
+            "ANTHROPIC_API_KEY": "podium-proxy-adds-the-key",
+        }
+    return env
 
 
 def _jsonable(value: Any) -> Any:
@@ -198,6 +297,29 @@ def _remove_dead_staging(group_dir: Path) -> None:
             pass  # alive, someone else's
 
 
+def resolve_image(config: RunConfig) -> RunConfig:
+    """The config with the agent's image settled: named in agent.yaml, or built locally from its folder."""
+    agent = config.agent
+    if not agent.needs_docker:
+        return config
+    if config.sandbox != "docker":
+        raise PodiumError(
+            f"agent {agent.name!r} runs in a Docker image ('image:'/'build:' in its agent.yaml), so it needs "
+            f"--sandbox docker, not {config.sandbox!r}"
+        )
+    if agent.build is None:
+        return replace(config, image=agent.image)
+    from podium.sandbox._docker import DockerSandbox, build_agent_image
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in agent.build.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(agent.build)).encode() + b"\0" + path.read_bytes())
+    tag = agent.image or f"podium-agent-{agent.name.lower()}:{digest.hexdigest()[:12]}"
+    print(f"building the agent image {tag} from {agent.build} (local engine, no pulls) ...", file=sys.stderr)
+    build_agent_image(DockerSandbox.find().client, agent.build, tag)
+    return replace(config, image=tag)
+
+
 def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str, Any]]:
     """Every (competition, seed) pair not finished yet; finished ones are skipped, not rerun."""
     store = RunStore(config.runs_dir)
@@ -214,9 +336,20 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
     pairs = [(c, s) for c in competitions for s in range(config.seeds)]
     todo = [(c, s) for c, s in pairs if not store.is_done(config.run_group, c.id, s, config.agent.name)]
     print(f"{len(pairs) - len(todo)} of {len(pairs)} run(s) already finished; running {len(todo)}", file=sys.stderr)
-    records = []
+    records: list[dict[str, Any]] = []
+    if not todo:
+        return records
+    if config.agent.llm is not None:
+        config.agent.llm.api_key()  # a missing key stops the batch here, before any run starts
+    config = resolve_image(config)
+    gpus = GpuPool.for_config(config)
+    if gpus is not None and config.workers * config.gpus > len(gpus.free):
+        print(
+            f"{len(gpus.free)} GPU(s) for {config.workers} worker(s) x {config.gpus} GPU(s): runs wait for free GPUs",
+            file=sys.stderr,
+        )
     with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-        futures = {pool.submit(run_one, config, c, s, store): (c, s) for c, s in todo}
+        futures = {pool.submit(run_one, config, c, s, store, gpus): (c, s) for c, s in todo}
         for done, future in enumerate(as_completed(futures), start=1):
             comp, seed = futures[future]
             try:

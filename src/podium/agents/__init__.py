@@ -7,9 +7,15 @@ An agent is a folder holding ``agent.yaml``::
     env: {MY_SETTING: "1"}                     # added to the agent's environment
     resources: {cpus: 2, memory: 8G}           # defaults; `podium run` flags override them
 
-The folder is mounted read-only at ``/home/agent``. Built-in agents (``dummy``, ``baseline``)
-are folders under ``podium/agents/builtin``; any other folder works the same way, so users and
-tests plug in their own agents without touching podium.
+Without ``image``, the agent runs on the host's system and Python (bwrap, or docker's host image)
+and its folder is mounted read-only at ``/home/agent``. With ``image: NAME`` (docker only) it runs
+in that image, which must already be on the local engine (podium never pulls) and carries the
+agent itself, as MLE-bench agents' images do; ``build: FOLDER`` (relative to the agent folder)
+has podium build the image from that folder's Dockerfile on the local engine first. An ``llm:``
+section (provider, models, token and request budget) gives the agent its model through podium's
+LLM proxy (``podium.llm_proxy``), the only way out of the sandbox. Built-in
+agents (``dummy``, ``baseline``) are folders under ``podium/agents/builtin``; any other folder
+works the same way, so users and tests plug in their own agents without touching podium.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 import yaml
 
 from podium.errors import PodiumError
+from podium.llm_proxy import LLMConfig, parse_llm_config
 
 __all__ = ["BUILTIN", "AgentSpec", "load_agent", "parse_size"]
 
@@ -38,6 +45,13 @@ class AgentSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cpus: float | None = None
     memory_bytes: int | None = None
+    image: str | None = None
+    build: Path | None = None
+    llm: LLMConfig | None = None
+
+    @property
+    def needs_docker(self) -> bool:
+        return self.image is not None or self.build is not None
 
 
 def parse_size(text: str | int | None) -> int | None:
@@ -73,6 +87,17 @@ def load_agent(name_or_path: str) -> AgentSpec:
     if not command or not isinstance(command, list):
         raise PodiumError(f"{folder / 'agent.yaml'}: 'command' must be a list such as [python3, /home/agent/main.py]")
     res = raw.get("resources") or {}
+    image = raw.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise PodiumError(f"{folder / 'agent.yaml'}: 'image' must be an image name such as my-agent:1, got {image!r}")
+    build = None
+    if raw.get("build") is not None:
+        build = (folder / str(raw["build"])).resolve()
+        if not (build / "Dockerfile").is_file():
+            raise PodiumError(
+                f"{folder / 'agent.yaml'}: 'build: {raw['build']}' should name a folder holding a Dockerfile; "
+                f"{build / 'Dockerfile'} does not exist"
+            )
     return AgentSpec(
         name=str(raw.get("name") or folder.name),
         folder=folder.resolve(),
@@ -80,4 +105,7 @@ def load_agent(name_or_path: str) -> AgentSpec:
         env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
         cpus=float(res["cpus"]) if "cpus" in res else None,
         memory_bytes=parse_size(res.get("memory")),
+        image=image.strip() if image else None,
+        build=build,
+        llm=parse_llm_config(raw["llm"], str(folder / "agent.yaml")) if raw.get("llm") is not None else None,
     )

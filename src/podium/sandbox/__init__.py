@@ -54,17 +54,40 @@ stdout=, stderr=) -> ExecResult``. The implementations differ only in how much t
     If the harness itself is SIGKILLed, bwrap dies with it (and with bwrap the namespace), but the
     empty cgroup directories of that run stay behind.
 
+    GPUs (``Limits.gpus``, host indices as nvidia-smi numbers them): their device files
+    (``/dev/nvidia<minor>`` and the control devices) are bound into ``/dev``; nothing else of the
+    host's devices is. Their utilisation and memory are sampled with nvidia-smi into ``samples``.
+
     Not covered: no seccomp filter (the whole kernel syscall surface is reachable, as in a default
-    container), no disk quota on writable mounts, no limit on the size of stdout/stderr, no GPU
-    devices.
+    container), no disk quota on writable mounts, no limit on the size of stdout/stderr.
+
+``docker`` (``isolated = True``; :mod:`podium.sandbox._docker` has the details)
+    One container per run on a local Docker engine (``DOCKER_HOST``, else the default socket;
+    ``scripts/dockerd.sh`` starts one with its own data root), through the Docker SDK. The default
+    *host image* shows what bwrap shows (system dirs, the ``/etc`` list, the Python installation, all
+    read-only; a read-only root; fresh tmpfs ``/tmp`` and ``/home``); an *agent image* (``image:`` in
+    ``agent.yaml``, or ``build:`` a Dockerfile folder) carries its own system. Images are never
+    pulled: a missing image or base image is an error that says how to build or load it. No network
+    (``network_mode=none``; the validation socket is bind-mounted), uid 1000 (the harness's uid when
+    it is not root; writable mounts are handed to that uid for the run and back after), every
+    capability dropped, ``no-new-privileges``, Docker's default seccomp profile, ``--init`` as pid 1,
+    ``/sys`` masked by an empty tmpfs unless GPUs are given. Caps: ``mem_limit`` = ``memswap_limit``,
+    ``nano_cpus``, ``pids_limit``, ``shm_size`` (``Limits.shm_bytes``, default min(2 GiB, memory/2)),
+    GPUs by ``device_requests`` for the exact indices. The container sits in a per-run parent cgroup
+    ``podium/<run>`` that podium reads for CPU time, memory and peak memory (the stats API where the
+    engine is not local). At the wall limit the container is killed (its whole pid namespace) and
+    removed; containers of a harness that was SIGKILLed are removed when the next docker sandbox
+    opens on that host. A container that ends before the first sample (0.2 s) still gets its peak
+    memory from the parent cgroup; its ``samples`` may be empty.
 
 ``local`` (``isolated = False``)
     No isolation. The command runs as the harness's user on the host, with the whole host
     filesystem (answers included), network, and processes reachable; it prints a loud warning to
     stderr on every run and records it in ``warnings``. Mounts become symlinks ``<run root>/<target>``
     in a per-run temporary root, and the command starts in ``<run root>/<workdir>`` with
-    ``HOME=<run root>/home``; nothing in the command is rewritten, so it must use paths relative to
-    its working directory. Read-only mounts are not enforced, nested mounts are refused. The wall
+    ``HOME=<run root>/home``; command arguments and environment values that are paths inside the
+    mounts or the workdir are rewritten to ``<run root>/<path>``, but paths in the agent's own code are
+    not, so it must find its files relative to its working directory or its own location. Read-only mounts are not enforced, nested mounts are refused. The wall
     limit kills the command's process group and descendants (a process that calls ``setsid`` and
     is re-parented escapes); ``memory_bytes`` becomes an ``RLIMIT_AS`` per process (the command sees
     allocation failures, ``killed_for`` stays ``None``); ``pids`` and ``cpus`` are ignored.
@@ -77,7 +100,7 @@ from podium.sandbox._bwrap import BwrapSandbox
 from podium.sandbox._local import LocalSandbox
 from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, Sandbox
 
-SANDBOXES = ("bwrap", "local")
+SANDBOXES = ("bwrap", "docker", "local")
 
 __all__ = [
     "SANDBOXES",
@@ -92,10 +115,22 @@ __all__ = [
 ]
 
 
-def get_sandbox(name: str) -> Sandbox:
-    """The sandbox called ``name`` (one of :data:`SANDBOXES`), checked to work on this machine."""
+def get_sandbox(name: str, image: str | None = None) -> Sandbox:
+    """The sandbox called ``name`` (one of :data:`SANDBOXES`), checked to work on this machine.
+
+    ``image`` (docker only) is an agent image already on the engine; None runs the host image.
+    """
+    if image is not None and name != "docker":
+        raise PodiumError(
+            f"The agent runs in the image {image!r}, which only the 'docker' sandbox can start. "
+            "Fix: pass --sandbox docker, or drop 'image:' from the agent's agent.yaml."
+        )
     if name == "bwrap":
         return BwrapSandbox.find()
+    if name == "docker":
+        from podium.sandbox._docker import DockerSandbox
+
+        return DockerSandbox.find(image)
     if name == "local":
         return LocalSandbox()
     raise PodiumError(f"Unknown sandbox {name!r}. Choose one of: {', '.join(SANDBOXES)}.")

@@ -15,6 +15,7 @@ from typing import IO
 
 from podium.errors import PodiumError
 from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
 
@@ -94,13 +95,24 @@ class BwrapSandbox:
             open(stdout, "wb") as out,
             open(stderr, "wb") as err,
         ):
-            argv = self.argv(command, mounts=mounts, env=env, workdir=workdir, etc_dir=Path(etc_dir))
+            devices = gpu_device_files(limits.gpus)
+            argv = self.argv(command, mounts=mounts, env=env, workdir=workdir, etc_dir=Path(etc_dir), devices=devices)
             return _run_in_cgroup(argv, limits, out, err)
 
     def argv(
-        self, command: Sequence[str], *, mounts: Sequence[Mount], env: Mapping[str, str], workdir: str, etc_dir: Path
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        env: Mapping[str, str],
+        workdir: str,
+        etc_dir: Path,
+        devices: Sequence[str] = (),
     ) -> list[str]:
-        """The bwrap command line; writes the generated /etc files (passwd, group, hosts) into ``etc_dir``."""
+        """The bwrap command line; writes the generated /etc files (passwd, group, hosts) into ``etc_dir``.
+
+        ``devices`` are host device files (a run's GPUs) bound into the sandbox's ``/dev``.
+        """
         args = [self.executable, *_NAMESPACE_OPTIONS, "--clearenv"]
         for key, value in {**default_env(), **env}.items():
             args += ["--setenv", key, value]
@@ -109,6 +121,8 @@ class BwrapSandbox:
         for prefix in python_prefixes():
             args += ["--ro-bind", prefix, prefix]
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
+        for device in devices:
+            args += ["--dev-bind", device, device]
         for mount in sorted(mounts, key=lambda m: m.target.count("/")):  # parents before what is mounted in them
             args += ["--bind" if mount.writable else "--ro-bind", str(mount.source.resolve()), mount.target]
         if host_path_of(workdir, mounts) is None:
@@ -168,6 +182,23 @@ def python_prefixes() -> list[str]:
     return sorted(p for p in outside if not any(p != q and is_within(p, q) for q in outside))
 
 
+def gpu_device_files(indices: Sequence[int]) -> list[str]:
+    """Device files for the host GPUs ``indices``; a clear error when one of them does not exist."""
+    if not indices:
+        return []
+    gpus = {gpu.index: gpu for gpu in list_gpus(required=True)}
+    missing = [i for i in indices if i not in gpus]
+    if missing:
+        raise PodiumError(
+            f"GPU(s) {missing} asked for, but this machine has {len(gpus)} GPU(s) (indices {sorted(gpus)}). "
+            "Fix: ask for fewer GPUs (--gpus) or fewer concurrent runs (--workers)."
+        )
+    files: list[str] = []
+    for index in indices:
+        files += [f for f in device_files(gpus[index]) if f not in files]
+    return files
+
+
 def _run_in_cgroup(argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes]) -> ExecResult:
     cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
     try:
@@ -204,7 +235,11 @@ def _watch_in(cgroup: RunCgroup, argv: list[str], limits: Limits, out: IO[bytes]
             return cpu, memory
 
         return watch(
-            process, wall_seconds=limits.wall_seconds, measure=measure, kill=lambda: _kill(process.pid, cgroup)
+            process,
+            wall_seconds=limits.wall_seconds,
+            measure=measure,
+            kill=lambda: _kill(process.pid, cgroup),
+            gpus=GpuMonitor(limits.gpus) if limits.gpus else None,
         )
     finally:
         if process.returncode is None:  # the harness itself failed or was interrupted

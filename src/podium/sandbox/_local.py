@@ -52,9 +52,11 @@ class LocalSandbox:
         root = Path(tempfile.mkdtemp(prefix="podium-local-"))
         try:
             cwd = _lay_out(root, mounts, workdir)
+            env = {key: _outside(value, root, mounts, workdir) for key, value in env.items()}
             full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root / "home"), **env}
+            argv = [_outside(arg, root, mounts, workdir) for arg in command]
             with open(stdout, "wb") as out, open(stderr, "wb") as err:
-                process = spawn_gated(command, env=full_env, cwd=cwd, stdout=out, stderr=err)
+                process = spawn_gated(argv, env=full_env, cwd=cwd, stdout=out, stderr=err)
             try:
                 if limits.memory_bytes is not None:
                     resource.prlimit(process.pid, resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
@@ -81,6 +83,13 @@ class LocalSandbox:
             samples=watched.samples,
             warnings=[warning],
         )
+
+
+def _outside(value: str, root: Path, mounts: Sequence[Mount], workdir: str) -> str:
+    """A command argument or env value that is a path inside the sandbox, as the path under the run root."""
+    if value.startswith("/") and (host_path_of(value, mounts) is not None or is_within(value, workdir)):
+        return str(root) + value
+    return value
 
 
 def _lay_out(root: Path, mounts: Sequence[Mount], workdir: str) -> Path:

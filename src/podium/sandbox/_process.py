@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._types import ResourceSample
 
 SAMPLE_EVERY_SECONDS = 1.0
@@ -64,8 +65,9 @@ def watch(
     wall_seconds: float,
     measure: Callable[[], tuple[float, int] | None],
     kill: Callable[[], None],
+    gpus: GpuMonitor | None = None,
 ) -> Watched:
-    """Wait for ``process``, sampling ``measure`` every second and calling ``kill`` at the wall limit."""
+    """Wait for ``process``, sampling ``measure`` (and ``gpus``) every second, calling ``kill`` at the wall limit."""
     started = time.monotonic()
     samples: list[ResourceSample] = []
     next_sample = SAMPLE_EVERY_SECONDS
@@ -80,7 +82,7 @@ def watch(
             if elapsed >= next_sample:
                 usage = measure()
                 if usage is not None:
-                    samples.append(ResourceSample(round(elapsed, 3), *usage))
+                    samples.append(sample_of(elapsed, usage, gpus))
                 next_sample += SAMPLE_EVERY_SECONDS
             readable, _, _ = select.select([pidfd], [], [], max(0.0, min(next_sample, wall_seconds) - elapsed))
             if readable:
@@ -88,6 +90,14 @@ def watch(
                 return Watched(code, False, time.monotonic() - started, max_rss, samples)
     finally:
         os.close(pidfd)
+
+
+def sample_of(elapsed: float, usage: tuple[float, int], gpus: GpuMonitor | None) -> ResourceSample:
+    """A resource sample from CPU/memory usage, with the GPUs' use read now when the run has GPUs."""
+    gpu = gpus.sample() if gpus is not None else None
+    if gpu is None:
+        return ResourceSample(round(elapsed, 3), *usage)
+    return ResourceSample(round(elapsed, 3), *usage, gpu.utilization_percent, gpu.memory_used_bytes)
 
 
 def _reap(process: subprocess.Popen[bytes]) -> tuple[int, int]:

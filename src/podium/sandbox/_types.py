@@ -30,15 +30,22 @@ class Limits:
     memory_bytes: int | None = None
     pids: int | None = 1024
     cpus: float | None = None
+    gpus: tuple[int, ...] = ()  # host GPU indices (as nvidia-smi numbers them) given to this run
+    shm_bytes: int | None = None  # size of /dev/shm where the sandbox sets one (docker); None: a default
 
 
 @dataclass(frozen=True)
 class ResourceSample:
-    """The run's usage ``t`` seconds after it started: CPU seconds so far and memory in use now."""
+    """The run's usage ``t`` seconds after it started: CPU seconds so far and memory in use now.
+
+    ``gpu_percent`` (mean utilisation) and ``gpu_memory_bytes`` cover the run's GPUs; None without any.
+    """
 
     t: float
     cpu_seconds: float
     rss_bytes: int
+    gpu_percent: float | None = None
+    gpu_memory_bytes: int | None = None
 
 
 @dataclass
@@ -86,10 +93,12 @@ def check_request(command: Sequence[str], mounts: Sequence[Mount], limits: Limit
         raise PodiumError("The sandbox command is empty. Fix: pass the program and its arguments.")
     if not limits.wall_seconds > 0:
         raise PodiumError(f"Limits.wall_seconds must be positive, got {limits.wall_seconds!r}.")
-    for name in ("memory_bytes", "pids", "cpus"):
+    for name in ("memory_bytes", "pids", "cpus", "shm_bytes"):
         value = getattr(limits, name)
         if value is not None and not value > 0:
             raise PodiumError(f"Limits.{name} must be positive or None, got {value!r}.")
+    if len(set(limits.gpus)) != len(limits.gpus) or any(not isinstance(i, int) or i < 0 for i in limits.gpus):
+        raise PodiumError(f"Limits.gpus must be distinct GPU indices (0, 1, ...), got {limits.gpus!r}.")
     check_inside_path(workdir, "workdir")
     for mount in mounts:
         check_inside_path(mount.target, "Mount.target")

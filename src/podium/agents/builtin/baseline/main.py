@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-DATA = Path("/home/data")
-OUT = Path("/home/submission/submission.csv")
+# /home inside a sandbox; the run's root under the 'local' sandbox (this file is <home>/agent/main.py).
+HOME = Path(__file__).parent.parent
+DATA = HOME / "data"
+OUT = HOME / "submission" / "submission.csv"
 
 
 def log(message: str) -> None:

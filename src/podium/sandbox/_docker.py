@@ -1,0 +1,519 @@
+"""The Docker sandbox: one container per run, through the Docker SDK, on an engine podium never pulls from.
+
+Two kinds of image:
+
+* **host image** (``image=None``, the default; what the built-in agents use): ``podium-host:<hash>``,
+  built locally ``FROM scratch`` out of a few generated files (``/etc/passwd``, ``/etc/group``, the
+  merged-/usr symlinks of this host). At run time the host's system directories, a short list of
+  ``/etc`` entries and the running Python's installation are bind-mounted read-only, exactly as the
+  bwrap sandbox shows them; the root filesystem is read-only, ``/tmp`` and ``/home`` are fresh tmpfs.
+* **agent image** (``image="name"``, from ``agent.yaml``): an image that carries its own
+  environment, as MLE-bench agents' images do. It must already be on the engine (built locally by
+  the user or from the agent folder's Dockerfile by :func:`build_agent_image`); podium never pulls.
+
+In both the container has no network at all (``network_mode=none``: only its own loopback); the
+validation endpoint is a Unix socket bind-mounted into it. It runs as uid 1000 (the harness's uid when
+podium is not root) with every capability dropped and ``no-new-privileges``, in its own pid, ipc, uts
+and mount namespaces, with ``--init`` as pid 1. Limits: ``mem_limit`` = ``memswap_limit`` (no swap),
+``nano_cpus``, ``pids_limit``, ``shm_size``, GPUs by ``device_requests`` for the exact host indices.
+At the wall limit the container is killed (every process in it dies with its pid namespace), then
+removed. Containers carry the label ``podium.harness=<host>:<pid>``; containers whose harness died
+(kill -9) are removed the next time a Docker sandbox is opened on that host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import socket
+import tarfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import PodiumError
+from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM_DIRS, default_env, python_prefixes
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup
+from podium.sandbox._gpu import GpuMonitor
+from podium.sandbox._process import sample_of
+from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, ResourceSample, check_request
+
+if TYPE_CHECKING:
+    import docker
+
+HOST_IMAGE_REPOSITORY = "podium-host"
+HARNESS_LABEL = "podium.harness"
+DEFAULT_SHM_BYTES = 2 << 30
+_SAMPLE_EVERY_SECONDS = 1.0
+_FIRST_SAMPLE_SECONDS = 0.2
+_STOP_TIMEOUT_SECONDS = 30
+
+ENGINE_HINT = (
+    "Fix: start a Docker engine and point podium at it, e.g. "
+    "`dockerd --data-root /var/lib/podium-docker -H unix:///run/podium-docker.sock &` then "
+    "`export DOCKER_HOST=unix:///run/podium-docker.sock` (scripts/dockerd.sh does both), "
+    "or choose --sandbox bwrap."
+)
+
+_PASSWD = (
+    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    f"agent:x:{AGENT_UID}:{AGENT_UID}:agent:{HOME}:/bin/sh\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+)
+_GROUP = f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n"
+
+
+def _harness_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class DockerSandbox:
+    """Runs the agent in a fresh container on a local Docker engine (see the module docstring)."""
+
+    name = "docker"
+    isolated = True
+
+    def __init__(self, client: docker.DockerClient, image: str | None = None) -> None:
+        self.client = client
+        self.image = image
+
+    @classmethod
+    def find(cls, image: str | None = None) -> DockerSandbox:
+        """Connect to the engine named by ``DOCKER_HOST`` (or the default socket) and check ``image`` is there."""
+        try:
+            import docker
+        except ImportError:
+            raise PodiumError(
+                "The 'docker' sandbox needs the Docker SDK for Python. Fix: pip install 'podium[docker]' "
+                "(or pip install docker)."
+            ) from None
+        where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        try:
+            client = docker.from_env(timeout=120)
+            client.ping()
+        except Exception as error:  # the SDK raises DockerException, requests and OS errors alike
+            raise PodiumError(f"No Docker engine answers at {where} ({error}). {ENGINE_HINT}") from None
+        sandbox = cls(client, image)
+        if image is not None:
+            sandbox._check_image(image)
+        remove_orphans(client)
+        return sandbox
+
+    def _check_image(self, image: str) -> None:
+        import docker
+
+        try:
+            self.client.images.get(image)
+        except docker.errors.ImageNotFound:
+            raise PodiumError(
+                f"Image {image!r} is not on this Docker engine, and podium never pulls images. Fix: build it here "
+                f"(docker build -t {image} FOLDER), load it (docker load -i FILE.tar), or give the agent's "
+                "agent.yaml a 'build:' folder with a Dockerfile that podium builds locally."
+            ) from None
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        env: Mapping[str, str],
+        limits: Limits,
+        workdir: str,
+        stdout: Path,
+        stderr: Path,
+    ) -> ExecResult:
+        """Run ``command`` in a new container and wait for it to end; see the module docstring."""
+        check_request(command, mounts, limits, workdir)
+        for path in (stdout, stderr):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        user = f"{AGENT_UID}:{AGENT_UID}" if os.getuid() == 0 else f"{os.getuid()}:{os.getgid()}"
+        writable = [m.source for m in mounts if m.writable]
+        run_id = uuid.uuid4().hex[:12]
+        # A parent group for accounting (Docker caps the container's own group): its counters outlive the
+        # container's group, so the peak memory and CPU time of a run that ends within a second are known.
+        # It carries the memory cap too, so what the runtime charges while starting the container counts.
+        accounting = Limits(wall_seconds=1, memory_bytes=limits.memory_bytes, pids=None)
+        group = RunCgroup.create(run_id, accounting) if self._local_engine() else None
+        parent = f"/podium/{run_id}" if group is not None and "memory" in group.dirs else None
+        try:
+            with _owned_by(writable, AGENT_UID if os.getuid() == 0 else None):
+                config = self.create_config(
+                    command, mounts=mounts, env=env, limits=limits, workdir=workdir, user=user, cgroup_parent=parent
+                )
+                container = self._create(config)
+                try:
+                    return self._run_created(container, limits, stdout, stderr, group if parent else None)
+                finally:
+                    with contextlib.suppress(Exception):
+                        container.remove(force=True)
+        finally:
+            if group is not None:
+                _remove_run_groups(run_id, group)
+
+    def _local_engine(self) -> bool:
+        """Whether the engine runs on this host (a Unix socket), so its cgroups are ours to read."""
+        return str(self.client.api.base_url).startswith("http+docker://") and os.access(CGROUP_ROOT, os.R_OK)
+
+    def create_config(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        env: Mapping[str, str],
+        limits: Limits,
+        workdir: str,
+        user: str,
+        cgroup_parent: str | None = None,
+    ) -> dict[str, Any]:
+        """The keyword arguments for ``containers.create`` (public so tests can check the isolation settings)."""
+        from docker.types import DeviceRequest, LogConfig
+        from docker.types import Mount as DockerMount
+
+        host = self.image is None
+        binds: list[DockerMount] = []
+        if host:
+            for path in SYSTEM_DIRS:
+                if os.path.isdir(path) and not os.path.islink(path) and path != "/sbin":
+                    binds.append(DockerMount(path, path, type="bind", read_only=True))
+            for name in ETC_ENTRIES:
+                if os.path.exists(f"/etc/{name}"):
+                    binds.append(
+                        DockerMount(f"/etc/{name}", os.path.realpath(f"/etc/{name}"), type="bind", read_only=True)
+                    )
+            for prefix in python_prefixes():
+                binds.append(DockerMount(prefix, prefix, type="bind", read_only=True))
+        for mount in mounts:
+            binds.append(
+                DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable)
+            )
+        memory = limits.memory_bytes
+        tmpfs = {"/tmp": "rw,nosuid,nodev"}
+        if host:
+            tmpfs[HOME] = "rw,nosuid,nodev,mode=1777"
+        if not limits.gpus:  # as under bwrap, the host's hardware details stay hidden (GPU stacks may read /sys)
+            tmpfs["/sys"] = "ro,nosuid,nodev,noexec,size=4k"
+        config: dict[str, Any] = {
+            "image": self.image or self.host_image(),
+            "command": list(command),
+            "environment": {**(default_env() if host else {}), **env},
+            "working_dir": workdir,
+            "user": user,
+            "hostname": HOSTNAME,
+            "network_mode": "none",
+            "ipc_mode": "private",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "mounts": binds,
+            "read_only": host,
+            "tmpfs": tmpfs,
+            "shm_size": limits.shm_bytes or (min(DEFAULT_SHM_BYTES, memory // 2) if memory else DEFAULT_SHM_BYTES),
+            "pids_limit": limits.pids or -1,
+            "labels": {HARNESS_LABEL: _harness_id()},
+            "log_config": LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
+            "stdin_open": False,
+            "tty": False,
+        }
+        if cgroup_parent:
+            config["cgroup_parent"] = cgroup_parent
+        if memory:
+            config["mem_limit"] = memory
+            config["memswap_limit"] = memory
+        if limits.cpus:
+            config["nano_cpus"] = int(limits.cpus * 1e9)
+        if limits.gpus:
+            config["device_requests"] = [
+                DeviceRequest(device_ids=[str(i) for i in limits.gpus], capabilities=[["gpu"]], driver="nvidia")
+            ]
+        return config
+
+    def _create(self, config: dict[str, Any]) -> Any:
+        import docker
+
+        try:
+            return self.client.containers.create(**config)
+        except docker.errors.ImageNotFound:
+            self._check_image(config["image"])
+            raise
+        except docker.errors.APIError as error:
+            raise PodiumError(f"Docker refused to create the run's container: {error.explanation or error}") from None
+
+    def _run_created(
+        self, container: Any, limits: Limits, stdout: Path, stderr: Path, group: RunCgroup | None
+    ) -> ExecResult:
+        import docker
+
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            stream = self.client.api.attach(container.id, stdout=True, stderr=True, stream=True, logs=True, demux=True)
+            pump = threading.Thread(target=_pump, args=(stream, out, err), daemon=True)
+            pump.start()
+            try:
+                container.start()
+            except docker.errors.APIError as error:
+                raise PodiumError(_start_error(error, limits)) from None
+            started = time.monotonic()
+            exited = threading.Event()
+            waiter = threading.Thread(target=_wait, args=(container, exited), daemon=True)
+            waiter.start()
+            samples, peak, timed_out = self._watch(container, limits, started, exited, group)
+            seconds = time.monotonic() - started
+            if timed_out:
+                with contextlib.suppress(docker.errors.APIError):
+                    container.kill()
+                exited.wait(_STOP_TIMEOUT_SECONDS)
+            pump.join(_STOP_TIMEOUT_SECONDS)
+        container.reload()
+        state = container.attrs["State"]
+        oom = bool(state.get("OOMKilled"))
+        if group is not None:
+            peak = group.peak_memory_bytes() or peak
+        killed_for: KilledFor | None = "time" if timed_out else "memory" if oom else None
+        return ExecResult(
+            exit_code=None if timed_out else int(state.get("ExitCode", -1)),
+            timed_out=timed_out,
+            killed_for=killed_for,
+            seconds=seconds,
+            peak_memory_bytes=peak,
+            samples=samples,
+            warnings=[],
+        )
+
+    def _watch(
+        self, container: Any, limits: Limits, started: float, exited: threading.Event, group: RunCgroup | None
+    ) -> tuple[list[ResourceSample], int | None, bool]:
+        """Sample until the container exits or the wall limit passes; (samples, peak memory, timed out)."""
+        gpus = GpuMonitor(limits.gpus) if limits.gpus else None
+        samples: list[ResourceSample] = []
+        peak: int | None = None
+        next_sample = _FIRST_SAMPLE_SECONDS
+        while True:
+            elapsed = time.monotonic() - started
+            if elapsed >= limits.wall_seconds:
+                return samples, peak, True
+            if elapsed >= next_sample:
+                reading = _cgroup_stats(group) if group is not None else _stats(container)
+                if reading is not None:
+                    cpu, rss, max_usage = reading
+                    samples.append(sample_of(elapsed, (cpu, rss), gpus))
+                    peak = max(peak or 0, rss, max_usage or 0)
+                next_sample = (next_sample // _SAMPLE_EVERY_SECONDS + 1) * _SAMPLE_EVERY_SECONDS
+            if exited.wait(max(0.0, min(next_sample, limits.wall_seconds) - elapsed)):
+                return samples, peak, False
+
+    # -- images ------------------------------------------------------------------------------------
+
+    def host_image(self) -> str:
+        """The tag of the host image for this host's layout, built now if the engine lacks it."""
+        import docker
+
+        context = _host_image_context()
+        tag = f"{HOST_IMAGE_REPOSITORY}:{hashlib.sha256(context).hexdigest()[:12]}"
+        try:
+            self.client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            self.client.images.build(
+                fileobj=io.BytesIO(context), custom_context=True, tag=tag, pull=False, rm=True, forcerm=True
+            )
+        return tag
+
+
+def build_agent_image(client: docker.DockerClient, folder: Path, tag: str) -> str:
+    """Build the agent's image from ``folder`` (its Dockerfile) on the local engine, never pulling a base."""
+    import docker
+
+    dockerfile = folder / "Dockerfile"
+    if not dockerfile.is_file():
+        raise PodiumError(f"agent build folder {folder} has no Dockerfile. Fix: add one, or point 'build:' elsewhere.")
+    # The engine pulls a missing base image even with pull=False; podium never pulls, so check first.
+    for base in base_images(dockerfile.read_text(encoding="utf-8")):
+        try:
+            client.images.get(base)
+        except docker.errors.ImageNotFound:
+            raise PodiumError(
+                f"{dockerfile} starts FROM {base!r}, which is not on this Docker engine, and podium never pulls "
+                f"images. Fix: build or load it here first (docker load -i FILE.tar), or start FROM scratch."
+            ) from None
+    try:
+        client.images.build(path=str(folder), tag=tag, pull=False, rm=True, forcerm=True)
+    except docker.errors.BuildError as error:
+        log = "".join(str(chunk.get("stream") or chunk.get("error") or "") for chunk in error.build_log)
+        raise PodiumError(f"building the agent image {tag} from {folder} failed: {error.msg}\n{log[-2000:]}") from None
+    return tag
+
+
+def base_images(dockerfile: str) -> list[str]:
+    """The images a Dockerfile builds FROM, other than ``scratch`` and its own earlier stages."""
+    stages: set[str] = set()
+    bases: list[str] = []
+    lines = dockerfile.replace("\\\n", " ").splitlines()
+    for line in lines:
+        words = line.split()
+        if not words or words[0].upper() != "FROM":
+            continue
+        words = [w for w in words[1:] if not w.startswith("--")]  # --platform=...
+        if not words:
+            raise PodiumError(f"cannot read the Dockerfile line {line.strip()!r}: FROM names no image")
+        image = words[0]
+        if len(words) >= 3 and words[1].upper() == "AS":
+            stages.add(words[2].lower())
+        if "$" in image:
+            raise PodiumError(
+                f"the Dockerfile line {line.strip()!r} names its base image through a build argument; podium "
+                "checks that every base image is already on the engine (it never pulls), so write the name out"
+            )
+        if image.lower() != "scratch" and image.lower() not in stages and image not in bases:
+            bases.append(image)
+    return bases
+
+
+def remove_orphans(client: docker.DockerClient) -> list[str]:
+    """Remove containers this host's podium processes left behind when they were killed."""
+    host = socket.gethostname()
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": HARNESS_LABEL}):
+        owner = container.labels.get(HARNESS_LABEL, "")
+        owner_host, _, pid = owner.rpartition(":")
+        if owner_host != host or not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
+            removed.append(container.id)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _host_image_context() -> bytes:
+    """A build context (tar) for the host image: a Dockerfile and a tiny root with passwd, group, symlinks."""
+    dockerfile = f"FROM scratch\nCOPY rootfs/ /\nUSER {AGENT_UID}:{AGENT_UID}\nWORKDIR {HOME}\n"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+
+        def add(
+            name: str, data: bytes | None = None, *, kind: bytes = tarfile.REGTYPE, link: str = "", mode: int = 0o644
+        ) -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.mtime, info.linkname = kind, mode, 0, link
+            info.size = len(data) if data is not None else 0
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+
+        add("Dockerfile", dockerfile.encode())
+        for folder in ("rootfs", "rootfs/etc", "rootfs/tmp", "rootfs/home", "rootfs/proc", "rootfs/dev", "rootfs/sys"):
+            add(folder, kind=tarfile.DIRTYPE, mode=0o1777 if folder == "rootfs/tmp" else 0o755)
+        add("rootfs/etc/passwd", _PASSWD.encode())
+        add("rootfs/etc/group", _GROUP.encode())
+        # merged /usr: /bin -> usr/bin and so on, as on this host. /sbin stays a real (empty) folder: Docker
+        # mounts its init at /sbin/docker-init, which cannot be created inside the read-only /usr/sbin.
+        add("rootfs/sbin", kind=tarfile.DIRTYPE, mode=0o755)
+        for path in SYSTEM_DIRS:
+            if os.path.islink(path) and path != "/sbin":
+                add(f"rootfs{path}", kind=tarfile.SYMTYPE, link=os.readlink(path), mode=0o777)
+    return buffer.getvalue()
+
+
+def _pump(stream: Iterator[tuple[bytes | None, bytes | None]], out: Any, err: Any) -> None:
+    """Copy the container's demultiplexed output into the two log files as it arrives."""
+    with contextlib.suppress(Exception):
+        for chunk_out, chunk_err in stream:
+            if chunk_out:
+                out.write(chunk_out)
+                out.flush()
+            if chunk_err:
+                err.write(chunk_err)
+                err.flush()
+
+
+def _wait(container: Any, exited: threading.Event) -> None:
+    while True:
+        try:
+            container.wait(timeout=3600)
+            break
+        except Exception as error:  # a read timeout on a long run: keep waiting; anything else: stop
+            if "timed out" not in str(error).lower():
+                break
+    exited.set()
+
+
+def _stats(container: Any) -> tuple[float, int, int | None] | None:
+    """CPU seconds, memory in use and peak memory (cgroup v1) of a running container, or None."""
+    try:
+        stats = container.stats(stream=False, one_shot=True)
+    except Exception:
+        return None
+    cpu_ns = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage")
+    memory = stats.get("memory_stats") or {}
+    if cpu_ns is None or "usage" not in memory:
+        return None
+    return cpu_ns / 1e9, int(memory["usage"]), memory.get("max_usage")
+
+
+def _cgroup_stats(group: RunCgroup) -> tuple[float, int, int | None] | None:
+    cpu, memory = group.cpu_seconds(), group.memory_bytes()
+    if cpu is None or memory is None:
+        return None
+    return cpu, memory, group.peak_memory_bytes()
+
+
+def _remove_run_groups(run_id: str, group: RunCgroup) -> None:
+    """Remove the run's parent groups: podium's own and those the runtime made in the other controllers."""
+    group.remove()
+    with contextlib.suppress(OSError):
+        for hierarchy in CGROUP_ROOT.iterdir():
+            path = hierarchy / "podium" / run_id
+            if path.is_dir() and not path.is_symlink():
+                with contextlib.suppress(OSError):
+                    for child in sorted(path.iterdir(), reverse=True):
+                        if child.is_dir():
+                            child.rmdir()
+                    path.rmdir()
+
+
+def _start_error(error: Any, limits: Limits) -> str:
+    text = str(getattr(error, "explanation", None) or error)
+    if limits.gpus and ("device driver" in text or "gpu" in text.lower()):
+        return (
+            f"Docker could not give the container GPU(s) {list(limits.gpus)}: {text}. Fix: install the NVIDIA "
+            "Container Toolkit on this host and register it with the engine (nvidia-ctk runtime configure "
+            "--runtime=docker, then restart dockerd), or run with --gpus 0."
+        )
+    return f"Docker could not start the run's container: {text}"
+
+
+@contextlib.contextmanager
+def _owned_by(paths: Sequence[Path], uid: int | None) -> Iterator[None]:
+    """Hand the writable mounts to the container's user for the run, and back to the harness after."""
+    if uid is None:
+        yield
+        return
+    harness = (os.getuid(), os.getgid())
+    for path in paths:
+        _chown_tree(path, uid, uid)
+    try:
+        yield
+    finally:
+        for path in paths:
+            _chown_tree(path, *harness)
+
+
+def _chown_tree(path: Path, uid: int, gid: int) -> None:
+    os.chown(path, uid, gid, follow_symlinks=False)
+    if path.is_dir() and not path.is_symlink():
+        for top, dirs, files in os.walk(path):
+            for name in dirs + files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.chown(os.path.join(top, name), uid, gid, follow_symlinks=False)

@@ -1,0 +1,199 @@
+"""The Docker sandbox against a real local engine: its settings, agent images, GPUs, orphans, no pulls.
+
+The escape attempts shared with bwrap (answers, /proc, environment, loopback, writes, fork bomb,
+memory, CPU, wall clock, privileges) run against both in ``test_sandbox.py``; these are the parts
+only Docker has. The engine is the one ``DOCKER_HOST`` names (``.ci/run`` starts its own).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from podium.errors import PodiumError
+from podium.sandbox import Limits, Mount
+from podium.sandbox._docker import HARNESS_LABEL, DockerSandbox, build_agent_image, remove_orphans
+
+MiB = 1 << 20
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    for name in ("data", "out"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "data" / "train.csv").write_text("id,y\n1,0\n")
+    return tmp_path
+
+
+def _mounts(work: Path) -> list[Mount]:
+    return [Mount(work / "data", "/job/data"), Mount(work / "out", "/job/out", writable=True)]
+
+
+def _run(sandbox: DockerSandbox, work: Path, command: list[str], limits: Limits | None = None, **kw):
+    return sandbox.run(
+        command,
+        mounts=kw.pop("mounts", _mounts(work)),
+        env=kw.pop("env", {}),
+        limits=limits or Limits(wall_seconds=30),
+        workdir="/job",
+        stdout=work / "stdout.txt",
+        stderr=work / "stderr.txt",
+    )
+
+
+def test_container_settings_isolate_and_cap(docker_sandbox: DockerSandbox, work: Path) -> None:
+    """What the engine was actually told: read back from a created container, not from our own config."""
+    limits = Limits(wall_seconds=10, memory_bytes=300 * MiB, pids=64, cpus=0.5, shm_bytes=64 * MiB)
+    config = docker_sandbox.create_config(
+        ["true"], mounts=_mounts(work), env={"A": "1"}, limits=limits, workdir="/job", user="1000:1000"
+    )
+    container = docker_sandbox.client.containers.create(**config)
+    try:
+        host = container.attrs["HostConfig"]
+        assert host["NetworkMode"] == "none"
+        assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+        assert host["ReadonlyRootfs"] is True and host["Init"] is True and host["IpcMode"] == "private"
+        assert host["Memory"] == 300 * MiB and host["MemorySwap"] == 300 * MiB  # no swap beyond the cap
+        assert host["NanoCpus"] == 500_000_000 and host["PidsLimit"] == 64 and host["ShmSize"] == 64 * MiB
+        assert not host.get("Privileged") and not host.get("PortBindings")
+        mounts = {m["Target"]: m for m in host["Mounts"]}
+        assert mounts["/job/data"]["ReadOnly"] is True and not mounts["/job/out"].get("ReadOnly")
+        assert all(m["ReadOnly"] for target, m in mounts.items() if not target.startswith("/job/out"))
+        assert container.attrs["Config"]["User"] == "1000:1000"
+    finally:
+        container.remove(force=True)
+
+
+def test_shm_and_memory_as_seen_inside(docker_sandbox: DockerSandbox, work: Path) -> None:
+    script = work / "data" / "probe.py"
+    script.write_text("import os\ns = os.statvfs('/dev/shm')\nprint('SHM', s.f_blocks * s.f_frsize)\n")
+    result = _run(
+        docker_sandbox,
+        work,
+        ["python3", "/job/data/probe.py"],
+        Limits(wall_seconds=30, memory_bytes=512 * MiB, shm_bytes=32 * MiB),
+    )
+    assert result.exit_code == 0, (work / "stderr.txt").read_text()
+    assert "SHM 33554432" in (work / "stdout.txt").read_text()
+
+
+def test_agent_image_runs_without_the_host_and_without_network(
+    docker_sandbox: DockerSandbox, busybox_image: str, work: Path
+) -> None:
+    """A self-contained image: none of the host's system, no network interface but loopback, uid 1000."""
+    with socket.socket() as listener:
+        listener.bind(("0.0.0.0", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        sandbox = DockerSandbox.find(busybox_image)
+        script = textwrap.dedent(
+            f"""
+            echo ROOT $(ls /)
+            echo IFACES $(ls /sys/class/net 2>/dev/null) $(cat /proc/net/dev | tail -n +3 | cut -d: -f1)
+            echo UID $(id -u)
+            ls /usr/lib/python3* >/dev/null 2>&1 && echo HOST-PYTHON-VISIBLE
+            for host in 127.0.0.1 172.17.0.1 10.0.2.2; do
+              nc -w 2 $host {port} </dev/null && echo CONNECTED $host
+            done
+            wget -q -T 3 -O - http://pypi.org/ >/dev/null 2>&1 && echo INTERNET
+            cp /job/data/train.csv /job/out/copied.csv && echo COPIED
+            """
+        )
+        result = _run(sandbox, work, ["/bin/sh", "-c", script])
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    out = (work / "stdout.txt").read_text()
+    assert result.exit_code == 0, (work / "stderr.txt").read_text()
+    assert "CONNECTED" not in out and "INTERNET" not in out and "HOST-PYTHON-VISIBLE" not in out
+    assert "IFACES lo" in out.replace("  ", " ")
+    assert "UID 1000" in out and "COPIED" in out
+    assert (work / "out" / "copied.csv").stat().st_uid == os.getuid()  # handed back to the harness's user
+
+
+def test_missing_image_is_never_pulled(docker_sandbox: DockerSandbox) -> None:
+    with pytest.raises(PodiumError, match="never pulls images"):
+        DockerSandbox.find(f"podium-no-such-image-{uuid.uuid4().hex[:8]}:1")
+
+
+def test_building_on_an_unavailable_base_image_fails_clearly(docker_sandbox: DockerSandbox, tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text(f"FROM podium-no-such-base-{uuid.uuid4().hex[:8]}:1\nRUN true\n")
+    with pytest.raises(PodiumError, match="podium never pulls"):
+        build_agent_image(docker_sandbox.client, tmp_path, "podium-test-unbuildable:1")
+
+
+def test_gpus_are_requested_by_index_and_a_missing_gpu_runtime_is_explained(
+    docker_sandbox: DockerSandbox, work: Path
+) -> None:
+    limits = Limits(wall_seconds=10, gpus=(1, 3))
+    config = docker_sandbox.create_config(["true"], mounts=[], env={}, limits=limits, workdir="/job", user="1000:1000")
+    container = docker_sandbox.client.containers.create(**config)
+    try:
+        (request,) = container.attrs["HostConfig"]["DeviceRequests"]
+        assert request["DeviceIDs"] == ["1", "3"] and request["Capabilities"] == [["gpu"]]
+        assert request["Driver"] == "nvidia"
+    finally:
+        container.remove(force=True)
+    runtimes = docker_sandbox.client.info().get("Runtimes", {})
+    if "nvidia" in runtimes:
+        pytest.skip("this engine has the NVIDIA runtime; the no-runtime error cannot be provoked")
+    with pytest.raises(PodiumError, match="NVIDIA Container Toolkit"):
+        _run(docker_sandbox, work, ["true"], limits)
+    leftovers = docker_sandbox.client.containers.list(all=True, filters={"label": HARNESS_LABEL})
+    assert not [c for c in leftovers if c.labels[HARNESS_LABEL].endswith(f":{os.getpid()}")]
+
+
+def test_containers_of_a_killed_harness_are_removed(docker_sandbox: DockerSandbox, work: Path) -> None:
+    """A podium killed with -9 cannot remove its container: the next sandbox on this host does."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    config = docker_sandbox.create_config(
+        ["sleep", "300"], mounts=[], env={}, limits=Limits(wall_seconds=10), workdir="/tmp", user="1000:1000"
+    )
+    config["labels"] = {HARNESS_LABEL: f"{socket.gethostname()}:{dead.pid}"}
+    orphan = docker_sandbox.client.containers.create(**config)
+    orphan.start()
+    mine = docker_sandbox.client.containers.create(
+        **docker_sandbox.create_config(
+            ["true"], mounts=[], env={}, limits=Limits(wall_seconds=10), workdir="/tmp", user="1000:1000"
+        )
+    )
+    try:
+        removed = remove_orphans(docker_sandbox.client)
+        assert orphan.id in removed and mine.id not in removed  # a live harness's container stays
+        ids = {c.id for c in docker_sandbox.client.containers.list(all=True)}
+        assert orphan.id not in ids and mine.id in ids
+    finally:
+        mine.remove(force=True)
+
+
+def test_wall_limit_kills_the_container_and_removes_it(docker_sandbox: DockerSandbox, work: Path) -> None:
+    started = time.monotonic()
+    result = _run(docker_sandbox, work, ["sleep", "300"], Limits(wall_seconds=1.5))
+    assert result.timed_out and result.killed_for == "time" and result.exit_code is None
+    assert time.monotonic() - started < 20
+    ours = [
+        c
+        for c in docker_sandbox.client.containers.list(all=True, filters={"label": HARNESS_LABEL})
+        if c.labels[HARNESS_LABEL].endswith(f":{os.getpid()}")
+    ]
+    assert ours == []
+
+
+def test_base_images_of_a_dockerfile() -> None:
+    from podium.sandbox._docker import base_images
+
+    text = (
+        "# comment\nFROM --platform=linux/amd64 python:3.11-slim AS build\nRUN pip wheel .\n"
+        "from build AS test\nFROM scratch\nCOPY --from=build /w /w\nFROM \\\n  debian:12\n"
+    )
+    assert base_images(text) == ["python:3.11-slim", "debian:12"]
+    with pytest.raises(PodiumError, match="build argument"):
+        base_images("ARG BASE=python:3\nFROM $BASE\n")

@@ -1,0 +1,270 @@
+"""The LLM proxy against a provider stand-in on loopback that speaks the OpenAI and Anthropic wire formats.
+
+The stand-in is a real HTTP server (``http.server``) that checks the key it is given and answers with
+JSON bodies or server-sent-event streams shaped as the two providers' APIs document them. The proxy
+is reached through its Unix socket, as an agent reaches it; the end-to-end tests run an agent in
+the real sandboxes through ``podium run``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podium.errors import PodiumError
+from podium.llm_proxy import PROVIDERS, LLMConfig, LLMProxy, Provider, parse_llm_config
+
+KEY = "sk-test-the-real-key-only-podium-holds"
+
+
+class Provider_(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    calls: list[dict[str, Any]]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.calls.append({"path": self.path, "headers": dict(self.headers), "body": body})  # type: ignore[attr-defined]
+        openai = self.path.endswith("/chat/completions")
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ") if openai else self.headers.get("x-api-key")
+        if key != KEY:
+            return self._json(401, {"error": {"message": "bad key"}})
+        if not body.get("stream"):
+            if openai:
+                usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+                return self._json(
+                    200, {"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": usage}
+                )
+            return self._json(
+                200, {"content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 9, "output_tokens": 4}}
+            )
+        if openai:
+            events = [{"choices": [{"delta": {"content": w}}]} for w in ("a", "b", "c")]
+            if (body.get("stream_options") or {}).get("include_usage"):
+                events.append({"choices": [], "usage": {"prompt_tokens": 13, "completion_tokens": 3}})
+            lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
+        else:
+            events = [
+                (
+                    "message_start",
+                    {"type": "message_start", "message": {"usage": {"input_tokens": 20, "output_tokens": 1}}},
+                ),
+                ("content_block_delta", {"type": "content_block_delta", "delta": {"text": "hello"}}),
+                ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 15}}),
+                ("message_stop", {"type": "message_stop"}),
+            ]
+            lines = [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for line in lines:
+            self.wfile.write(line.encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def upstream() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Provider_)
+    server.calls = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _config(upstream: ThreadingHTTPServer, provider: str = "openai", **kw: Any) -> LLMConfig:
+    base = PROVIDERS[provider]
+    url = f"http://127.0.0.1:{upstream.server_address[1]}"
+    return LLMConfig(Provider(base.name, url, "PODIUM_TEST_LLM_KEY", base.auth, base.paths), **kw)
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: Path) -> None:
+        super().__init__("localhost", timeout=30)
+        self.unix_path = str(path)
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.unix_path)
+
+
+def _post(sock: Path, path: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    connection = _UnixConnection(sock)
+    body = json.dumps(payload).encode()
+    connection.request("POST", path, body=body, headers={"Content-Type": "application/json", **(headers or {})})
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, data
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="podium-llm-") as folder:  # Unix socket paths must be short
+        yield Path(folder)
+
+
+def test_forwards_with_the_real_key_and_counts_tokens(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    log = short_dir / "calls.jsonl"
+    with LLMProxy(_config(upstream), short_dir / "llm.sock", log, api_key=KEY) as proxy:
+        status, body = _post(
+            short_dir / "llm.sock",
+            "/v1/chat/completions",
+            {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]},
+            {"Authorization": "Bearer agent-made-this-up", "Host": "evil.example"},
+        )
+        summary = proxy.summary()
+    assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "hi"
+    (call,) = upstream.calls  # type: ignore[attr-defined]
+    assert call["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert call["headers"]["Host"].startswith("127.0.0.1")
+    assert summary["calls"] == 1 and (summary["input_tokens"], summary["output_tokens"]) == (11, 7)
+    (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert entry["model"] == "gpt-x" and entry["status"] == 200 and entry["input_tokens"] == 11
+
+
+def test_streams_pass_through_and_their_usage_is_counted(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    with LLMProxy(_config(upstream), short_dir / "a.sock", short_dir / "a.jsonl", api_key=KEY) as proxy:
+        status, body = _post(short_dir / "a.sock", "/v1/chat/completions", {"model": "m", "stream": True})
+        openai = proxy.summary()
+    assert status == 200 and body.count(b"data: ") == 5 and body.endswith(b"data: [DONE]\n\n")
+    assert upstream.calls[0]["body"]["stream_options"] == {"include_usage": True}  # type: ignore[attr-defined]
+    assert (openai["input_tokens"], openai["output_tokens"]) == (13, 3)
+    config = _config(upstream, "anthropic")
+    with LLMProxy(config, short_dir / "b.sock", short_dir / "b.jsonl", api_key=KEY) as proxy:
+        status, body = _post(short_dir / "b.sock", "/v1/messages", {"model": "claude-x", "stream": True})
+        status_json, _ = _post(short_dir / "b.sock", "/v1/messages", {"model": "claude-x"})
+        anthropic = proxy.summary()
+    assert status == 200 and status_json == 200 and b"event: message_stop" in body
+    assert upstream.calls[1]["headers"]["x-api-key"] == KEY  # type: ignore[attr-defined]
+    assert (anthropic["input_tokens"], anthropic["output_tokens"]) == (20 + 9, 15 + 4)
+
+
+def test_refuses_other_paths_models_and_spent_budgets(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    config = _config(upstream, models=("gpt-ok",), max_tokens=30)
+    with LLMProxy(config, short_dir / "c.sock", short_dir / "c.jsonl", api_key=KEY) as proxy:
+        other_path = _post(short_dir / "c.sock", "/v1/files", {"model": "gpt-ok"})
+        other_model = _post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-expensive"})
+        spent = [_post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-ok"})[0] for _ in range(3)]
+        summary = proxy.summary()
+    assert other_path[0] == 403 and b"/v1/files is not forwarded" in other_path[1]
+    assert other_model[0] == 403 and b"not allowed" in other_model[1]
+    assert spent == [200, 200, 429]  # 18 tokens, then 36 >= 30: the third is refused before it leaves
+    assert len(upstream.calls) == 2 and summary["refused"] == 3  # type: ignore[attr-defined]
+    assert len((short_dir / "c.jsonl").read_text().splitlines()) == 5
+
+
+def test_an_unreachable_provider_is_a_502_not_a_hang(short_dir: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    base = PROVIDERS["openai"]
+    config = LLMConfig(Provider("openai", f"http://127.0.0.1:{port}", "X", base.auth, base.paths))
+    with LLMProxy(config, short_dir / "d.sock", short_dir / "d.jsonl", api_key=KEY):
+        status, body = _post(short_dir / "d.sock", "/v1/chat/completions", {"model": "m"})
+    assert status == 502 and b"could not be reached" in body
+
+
+def test_agent_yaml_llm_section_is_checked() -> None:
+    config = parse_llm_config({"provider": "anthropic", "models": ["claude-x"], "max_tokens": 1e6}, "agent.yaml")
+    assert config.provider.base_url == "https://api.anthropic.com" and config.max_tokens == 1_000_000
+    for bad, message in (
+        ({"provider": "acme"}, "not one of"),
+        ({"provider": "openai", "base_url": "ftp://x"}, "http"),
+        ({"provider": "openai", "max_tokens": -1}, "positive"),
+        ({"provider": "openai", "colour": "red"}, "unknown key"),
+    ):
+        with pytest.raises(PodiumError, match=message):
+            parse_llm_config(bad, "agent.yaml")
+    with pytest.raises(PodiumError, match="set OPENAI_API_KEY"):
+        parse_llm_config({"provider": "openai"}, "agent.yaml").api_key({})
+
+
+# --- end to end: an agent in the sandbox reaches its model only through the proxy --------------------
+
+AGENT = r"""
+import json, os, shutil, socket, sys, urllib.request
+report = {"env_key": os.environ.get("OPENAI_API_KEY"), "secret": os.environ.get("PODIUM_TEST_LLM_KEY")}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "gpt-ok", "messages": [{"role": "user", "content": "hi"}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+)
+report["answer"] = json.load(urllib.request.urlopen(request, timeout=30))["choices"][0]["message"]["content"]
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()
+    report["direct"] = "connected"
+except OSError as error:
+    report["direct"] = type(error).__name__
+json.dump(report, open("/home/logs/llm.json", "w"))
+shutil.copyfile("/home/data/sample_submission.csv", "/home/submission/submission.csv")
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_an_agent_in_the_sandbox_reaches_its_model_only_through_the_proxy(
+    sandbox: str, upstream: ThreadingHTTPServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from podium import competition as registry
+    from podium.data.prepare import prepare_competition
+    from podium.fixtures import make_raw
+
+    if sandbox == "docker":
+        request.getfixturevalue("docker_sandbox")
+    elif subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode != 0:
+        pytest.skip("bubblewrap is not installed")
+    comp = registry.get("spaceship-titanic")
+    prepare_competition(comp, tmp_path / "data", source=make_raw(comp, tmp_path / "raw"))
+    port = upstream.server_address[1]
+    agent = tmp_path / "llm-agent"
+    agent.mkdir()
+    (agent / "main.py").write_text(AGENT)
+    (agent / "agent.yaml").write_text(
+        "name: llm-agent\n"
+        f"command: [python3, /home/agent/main.py, '{port}']\n"
+        f"llm: {{provider: openai, base_url: 'http://127.0.0.1:{port}', api_key_env: PODIUM_TEST_LLM_KEY, "
+        "models: [gpt-ok], max_tokens: 1000}\n"
+    )
+    args = ["run", "--agent", str(agent), "--competitions", comp.id, "--time-limit", "2m", "--sandbox", sandbox,
+            "--data-dir", str(tmp_path / "data"), "--runs-dir", str(tmp_path / "runs")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PODIUM_TEST_LLM_KEY"}
+    missing = subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, env=env)
+    assert missing.returncode == 2 and "set PODIUM_TEST_LLM_KEY" in missing.stderr
+    env["PODIUM_TEST_LLM_KEY"] = KEY
+    result = subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = tmp_path / "runs" / "default" / comp.id / "0"
+    report = json.loads((run_dir / "logs" / "llm.json").read_text())
+    assert report["answer"] == "hi" and report["direct"] != "connected"
+    assert report["secret"] is None and KEY not in json.dumps(report)
+    record = json.loads((run_dir / "record.json").read_text())
+    assert record["llm"]["calls"] == 1 and record["llm"]["input_tokens"] == 11 and record["llm"]["output_tokens"] == 7
+    assert upstream.calls[0]["headers"]["Authorization"] == f"Bearer {KEY}"  # type: ignore[attr-defined]
+    assert json.loads((run_dir / "llm_calls.jsonl").read_text())["status"] == 200
+    assert record["grade"]["valid_submission"]
