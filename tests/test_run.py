@@ -203,14 +203,16 @@ def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data
     assert not record["grade"]["submission_exists"] and not record["grade"]["valid_submission"]
 
 
-def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path: Path, data_dir: Path) -> None:
+def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(
+    tmp_path: Path, data_dir: Path, sandbox: str
+) -> None:
     agent = _agent(
         tmp_path / "slow",
         "import shutil, time\nshutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\ntime.sleep(3)\n",
     )
     runs = tmp_path / "runs"
     args = ["run", "--agent", str(agent), "--competitions", ",".join(COMPS), "--seeds", "2", "--time-limit", "2m",
-            "--data-dir", str(data_dir), "--runs-dir", str(runs)]  # fmt: skip
+            "--data-dir", str(data_dir), "--runs-dir", str(runs), "--sandbox", sandbox]  # fmt: skip
     child = subprocess.Popen(
         [sys.executable, "-m", "podium", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -231,6 +233,14 @@ def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_
             assert record["started_at"] == first[key]
     assert len(RunStore(runs).rows("default")) == 4
     assert not list(runs.glob("*/*/.*.tmp-*")), "the killed run's staging folders are cleaned up"
+    if sandbox == "docker":  # the killed podium's container was removed by the rerun
+        import docker
+
+        from podium.sandbox._docker import HARNESS_LABEL
+
+        labels = [c.labels[HARNESS_LABEL] for c in docker.from_env().containers.list(all=True)
+                  if HARNESS_LABEL in c.labels]  # fmt: skip
+        assert not [label for label in labels if label.endswith(f":{child.pid}")]
 
 
 def test_a_run_group_belongs_to_one_agent(tmp_path: Path, data_dir: Path) -> None:
