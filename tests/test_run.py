@@ -181,6 +181,7 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
 
 
 def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data_dir: Path) -> None:
+    """Also: while a run goes on, a progress line names it and its elapsed time."""
     agent = _agent(tmp_path / "sleeper", "import time\ntime.sleep(120)\n")
     started = time.monotonic()
     result = podium(
@@ -195,11 +196,13 @@ def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data
         str(data_dir),
         "--runs-dir",
         str(tmp_path / "runs"),
+        env={"PODIUM_PROGRESS_SECONDS": "1"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert time.monotonic() - started < 90
     (record,) = _records(tmp_path / "runs")
     assert record["agent_result"]["killed_for"] == "time"
+    assert f"[0/1 done] running: {COMPS[0]}@" in result.stderr and "seed 0 (0m0" in result.stderr
     assert not record["grade"]["submission_exists"] and not record["grade"]["valid_submission"]
 
 

@@ -521,3 +521,16 @@ def test_isolation_runs_as_an_unprivileged_user(isolated: Sandbox, job: Job) -> 
     )
     assert job.stdout.split() == ["1000", "0000000000000000", "1"], job.stderr
     assert result.exit_code == 0
+
+
+def test_sample_log_stays_bounded_and_evenly_spaced() -> None:
+    from podium.sandbox._types import ResourceSample, SampleLog
+
+    log = SampleLog(limit=100)
+    for t in range(24 * 3600):  # a day of one-second samples
+        log.add(ResourceSample(float(t), cpu_seconds=t / 2, rss_bytes=5000 if t == 4321 else t % 1000))
+    assert 50 <= len(log) <= 100
+    gaps = {b.t - a.t for a, b in zip(log, log[1:], strict=False)}
+    assert len(gaps) == 1 and log[0].t == 0  # one spacing over the whole day, from the start
+    assert log[-1].t > 24 * 3600 - 2 * gaps.pop()  # and up to the end
+    assert log.max_rss_bytes == 5000  # the peak survives even though its sample was thinned out

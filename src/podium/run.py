@@ -320,6 +320,45 @@ def resolve_image(config: RunConfig) -> RunConfig:
     return replace(config, image=tag)
 
 
+class _Progress:
+    """Every ``PODIUM_PROGRESS_SECONDS`` (default 60), a line saying which runs are going and for how long."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.finished = 0
+        self.running: dict[str, float] = {}
+        self.interval = float(os.environ.get("PODIUM_PROGRESS_SECONDS") or 60)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._report, name="podium-progress", daemon=True)
+
+    def track(self, fn: Any, config: RunConfig, competition: Competition, seed: int, *args: Any) -> Any:
+        key = f"{competition.ref} seed {seed}"
+        with self._lock:
+            self.running[key] = time.monotonic()
+        try:
+            return fn(config, competition, seed, *args)
+        finally:
+            with self._lock:
+                self.running.pop(key, None)
+
+    def _report(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                now = time.monotonic()
+                going = ", ".join(f"{key} ({_duration(now - t0)})" for key, t0 in sorted(self.running.items()))
+            if going:
+                print(f"[{self.finished}/{self.total} done] running: {going}", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _Progress:
+        if self.interval > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+
 def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str, Any]]:
     """Every (competition, seed) pair not finished yet; finished ones are skipped, not rerun."""
     store = RunStore(config.runs_dir)
@@ -348,9 +387,11 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
             f"{len(gpus.free)} GPU(s) for {config.workers} worker(s) x {config.gpus} GPU(s): runs wait for free GPUs",
             file=sys.stderr,
         )
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-        futures = {pool.submit(run_one, config, c, s, store, gpus): (c, s) for c, s in todo}
+    progress = _Progress(len(todo))
+    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool, progress:
+        futures = {pool.submit(progress.track, run_one, config, c, s, store, gpus): (c, s) for c, s in todo}
         for done, future in enumerate(as_completed(futures), start=1):
+            progress.finished = done
             comp, seed = futures[future]
             try:
                 record = future.result()

@@ -206,7 +206,7 @@ def _run_in_cgroup(argv: list[str], limits: Limits, out: IO[bytes], err: IO[byte
         killed_for: KilledFor | None = "time" if watched.timed_out else "memory" if cgroup.oom_killed() else None
         peak = cgroup.peak_memory_bytes()
         if peak is None:
-            peak = max([watched.max_rss_bytes, *(s.rss_bytes for s in watched.samples)])
+            peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
     finally:
         cgroup.kill_all()  # nothing can outlive bwrap's pid namespace, but make sure before removing the groups
         cgroup.remove()
@@ -216,7 +216,7 @@ def _run_in_cgroup(argv: list[str], limits: Limits, out: IO[bytes], err: IO[byte
         killed_for=killed_for,
         seconds=watched.seconds,
         peak_memory_bytes=peak,
-        samples=watched.samples,
+        samples=list(watched.samples),
         warnings=cgroup.warnings,
     )
 

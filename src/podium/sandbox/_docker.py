@@ -41,7 +41,7 @@ from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
-from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, ResourceSample, check_request
+from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
 
 if TYPE_CHECKING:
     import docker
@@ -281,16 +281,16 @@ class DockerSandbox:
             killed_for=killed_for,
             seconds=seconds,
             peak_memory_bytes=peak,
-            samples=samples,
+            samples=list(samples),
             warnings=[],
         )
 
     def _watch(
         self, container: Any, limits: Limits, started: float, exited: threading.Event, group: RunCgroup | None
-    ) -> tuple[list[ResourceSample], int | None, bool]:
+    ) -> tuple[SampleLog, int | None, bool]:
         """Sample until the container exits or the wall limit passes; (samples, peak memory, timed out)."""
         gpus = GpuMonitor(limits.gpus) if limits.gpus else None
-        samples: list[ResourceSample] = []
+        samples = SampleLog()
         peak: int | None = None
         next_sample = _FIRST_SAMPLE_SECONDS
         while True:
@@ -301,7 +301,7 @@ class DockerSandbox:
                 reading = _cgroup_stats(group) if group is not None else _stats(container)
                 if reading is not None:
                     cpu, rss, max_usage = reading
-                    samples.append(sample_of(elapsed, (cpu, rss), gpus))
+                    samples.add(sample_of(elapsed, (cpu, rss), gpus))
                     peak = max(peak or 0, rss, max_usage or 0)
                 next_sample = (next_sample // _SAMPLE_EVERY_SECONDS + 1) * _SAMPLE_EVERY_SECONDS
             if exited.wait(max(0.0, min(next_sample, limits.wall_seconds) - elapsed)):

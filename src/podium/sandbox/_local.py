@@ -73,14 +73,14 @@ class LocalSandbox:
                     process.wait()
         finally:
             shutil.rmtree(root, ignore_errors=True)  # removes the symlinks, never what they point to
-        peak = max([watched.max_rss_bytes, *(s.rss_bytes for s in watched.samples)])
+        peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
         return ExecResult(
             exit_code=watched.exit_code,
             timed_out=watched.timed_out,
             killed_for="time" if watched.timed_out else None,
             seconds=watched.seconds,
             peak_memory_bytes=peak,
-            samples=watched.samples,
+            samples=list(watched.samples),
             warnings=[warning],
         )
 

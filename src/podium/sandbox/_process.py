@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from podium.sandbox._gpu import GpuMonitor
-from podium.sandbox._types import ResourceSample
+from podium.sandbox._types import ResourceSample, SampleLog
 
 SAMPLE_EVERY_SECONDS = 1.0
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -56,7 +56,7 @@ class Watched:
     timed_out: bool
     seconds: float
     max_rss_bytes: int
-    samples: list[ResourceSample] = field(default_factory=list)
+    samples: SampleLog = field(default_factory=SampleLog)
 
 
 def watch(
@@ -69,7 +69,7 @@ def watch(
 ) -> Watched:
     """Wait for ``process``, sampling ``measure`` (and ``gpus``) every second, calling ``kill`` at the wall limit."""
     started = time.monotonic()
-    samples: list[ResourceSample] = []
+    samples = SampleLog()
     next_sample = SAMPLE_EVERY_SECONDS
     pidfd = os.pidfd_open(process.pid)
     try:
@@ -82,7 +82,7 @@ def watch(
             if elapsed >= next_sample:
                 usage = measure()
                 if usage is not None:
-                    samples.append(sample_of(elapsed, usage, gpus))
+                    samples.add(sample_of(elapsed, usage, gpus))
                 next_sample += SAMPLE_EVERY_SECONDS
             readable, _, _ = select.select([pidfd], [], [], max(0.0, min(next_sample, wall_seconds) - elapsed))
             if readable:

@@ -48,6 +48,32 @@ class ResourceSample:
     gpu_memory_bytes: int | None = None
 
 
+class SampleLog(list[ResourceSample]):
+    """Resource samples of one run, at most ``limit`` of them, evenly spaced over the whole run.
+
+    Samples arrive every second; when the log is full every other one is dropped and from then on
+    only every other arrival is kept (the spacing doubles), so a 24-hour run keeps about as many
+    points as a half-hour one. CPU seconds are cumulative, so no CPU time is lost; the highest
+    memory reading of all, kept or dropped, stays in ``max_rss_bytes``.
+    """
+
+    def __init__(self, limit: int = 1800) -> None:
+        super().__init__()
+        self.limit = max(2, limit)
+        self.stride = 1
+        self.seen = 0
+        self.max_rss_bytes = 0
+
+    def add(self, sample: ResourceSample) -> None:
+        self.max_rss_bytes = max(self.max_rss_bytes, sample.rss_bytes)
+        if self.seen % self.stride == 0:
+            self.append(sample)
+            if len(self) > self.limit:
+                del self[1::2]
+                self.stride *= 2
+        self.seen += 1
+
+
 @dataclass
 class ExecResult:
     """How a run ended.
