@@ -8,6 +8,7 @@ enforced and that no process of a run outlives it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -172,6 +173,25 @@ def test_runs_python_with_mounts_env_exit_code_and_logs(any_sandbox: Sandbox, jo
     assert "to stderr" in job.stderr
     assert (job.out / "submission.csv").read_text() == "id,y\n1,1\n"
     assert result.peak_memory_bytes is not None and result.peak_memory_bytes > 0
+
+
+def test_disk_cap_kills_a_run_that_fills_its_writable_mounts(any_sandbox: Sandbox, job: Job) -> None:
+    result = job.run(
+        any_sandbox,
+        """
+        import os, time
+        with open("out/big.bin", "wb") as handle:
+            for _ in range(8):
+                handle.write(os.urandom(8 << 20))  # 64 MB, well over the 20 MB cap
+                handle.flush()
+        print("WROTE", flush=True)
+        time.sleep(30)
+        print("SURVIVED")
+        """,
+        limits=Limits(wall_seconds=25, disk_bytes=20 * MiB),
+    )
+    assert result.killed_for == "disk" and result.exit_code is None and not result.timed_out, (result, job.stderr)
+    assert "SURVIVED" not in job.stdout and result.seconds < 15
 
 
 def test_rejects_malformed_requests(any_sandbox: Sandbox, job: Job) -> None:
@@ -530,7 +550,7 @@ def test_sample_log_stays_bounded_and_evenly_spaced() -> None:
     for t in range(24 * 3600):  # a day of one-second samples
         log.add(ResourceSample(float(t), cpu_seconds=t / 2, rss_bytes=5000 if t == 4321 else t % 1000))
     assert 50 <= len(log) <= 100
-    gaps = {b.t - a.t for a, b in zip(log, log[1:], strict=False)}
+    gaps = {b.t - a.t for a, b in itertools.pairwise(log)}
     assert len(gaps) == 1 and log[0].t == 0  # one spacing over the whole day, from the start
     assert log[-1].t > 24 * 3600 - 2 * gaps.pop()  # and up to the end
     assert log.max_rss_bytes == 5000  # the peak survives even though its sample was thinned out

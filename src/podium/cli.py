@@ -268,6 +268,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sandbox=args.sandbox,
         cpus=args.cpus if args.cpus is not None else agent.cpus,
         memory_bytes=parse_size(args.memory) if args.memory else agent.memory_bytes,
+        disk_bytes=parse_size(args.disk) if args.disk else agent.disk_bytes,
         gpus=args.gpus,
         run_group=args.run_group,
         data_dir=data_dir,
@@ -344,6 +345,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--cpus", type=float, default=None, help="CPU cores per run (a CFS quota)")
     p.add_argument("--memory", default=None, help="memory cap per run, e.g. 16G")
+    p.add_argument("--disk", default=None, help="cap on what a run writes to /home/submission, code and logs, e.g. 50G")
     p.add_argument("--gpus", type=int, default=0, help="GPUs per run; each run gets its own (default: 0)")
     p.add_argument("--run-group", default="default", help="name of this batch of runs (reruns skip finished ones)")
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")

@@ -73,6 +73,7 @@ class RunConfig:
     data_dir: Path
     runs_dir: Path
     workers: int = 1
+    disk_bytes: int | None = None  # what submission/, code/ and logs/ may hold together
     image: str | None = None  # the agent's docker image, once resolved (built) by run_all
 
 
@@ -180,7 +181,13 @@ def _run_one(
     ]
     if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
         mounts.append(Mount(config.agent.folder, "/home/agent"))
-    limits = Limits(wall_seconds=config.time_limit, memory_bytes=config.memory_bytes, cpus=config.cpus, gpus=gpu_ids)
+    limits = Limits(
+        wall_seconds=config.time_limit,
+        memory_bytes=config.memory_bytes,
+        cpus=config.cpus,
+        gpus=gpu_ids,
+        disk_bytes=config.disk_bytes,
+    )
     command = list(config.agent.command)
     llm = config.agent.llm
     started = datetime.now(UTC)
@@ -233,6 +240,7 @@ def _run_one(
             "cpus": config.cpus,
             "gpus": config.gpus,
             "gpu_ids": list(gpu_ids),
+            "disk_bytes": config.disk_bytes,
         },
         "agent_result": _jsonable(result),
         "validation_calls": calls,
@@ -406,6 +414,8 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
                 continue
             g = record["grade"]
             outcome = f"score {g['score']:.5g}" if g["score"] is not None else f"no score ({g['error']})"
+            if record["agent_result"]["killed_for"]:
+                outcome += f"; the agent was stopped at its {record['agent_result']['killed_for']} limit"
             print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: {outcome}", file=sys.stderr)
             records.append(record)
     return records

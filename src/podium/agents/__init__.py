@@ -5,7 +5,7 @@ An agent is a folder holding ``agent.yaml``::
     name: my-agent
     command: [python3, /home/agent/main.py]   # run in /home inside the sandbox
     env: {MY_SETTING: "1"}                     # added to the agent's environment
-    resources: {cpus: 2, memory: 8G}           # defaults; `podium run` flags override them
+    resources: {cpus: 2, memory: 8G, disk: 50G}  # defaults; `podium run` flags override them
 
 Without ``image``, the agent runs on the host's system and Python (bwrap, or docker's host image)
 and its folder is mounted read-only at ``/home/agent``. With ``image: NAME`` (docker only) it runs
@@ -45,6 +45,7 @@ class AgentSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cpus: float | None = None
     memory_bytes: int | None = None
+    disk_bytes: int | None = None
     image: str | None = None
     build: Path | None = None
     llm: LLMConfig | None = None
@@ -105,6 +106,7 @@ def load_agent(name_or_path: str) -> AgentSpec:
         env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
         cpus=float(res["cpus"]) if "cpus" in res else None,
         memory_bytes=parse_size(res.get("memory")),
+        disk_bytes=parse_size(res.get("disk")),
         image=image.strip() if image else None,
         build=build,
         llm=parse_llm_config(raw["llm"], str(folder / "agent.yaml")) if raw.get("llm") is not None else None,

@@ -58,8 +58,11 @@ stdout=, stderr=) -> ExecResult``. The implementations differ only in how much t
     (``/dev/nvidia<minor>`` and the control devices) are bound into ``/dev``; nothing else of the
     host's devices is. Their utilisation and memory are sampled with nvidia-smi into ``samples``.
 
+    ``Limits.disk_bytes`` (every sandbox): the space allocated below the writable mounts is measured
+    every 5 s and the run is killed above the cap (``killed_for="disk"``); a check, not a quota.
+
     Not covered: no seccomp filter (the whole kernel syscall surface is reachable, as in a default
-    container), no disk quota on writable mounts, no limit on the size of stdout/stderr.
+    container), no limit on the size of stdout/stderr.
 
 ``docker`` (``isolated = True``; :mod:`podium.sandbox._docker` has the details)
     One container per run on a local Docker engine (``DOCKER_HOST``, else the default socket;

@@ -15,6 +15,7 @@ from typing import IO
 
 from podium.errors import PodiumError
 from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
@@ -97,7 +98,7 @@ class BwrapSandbox:
         ):
             devices = gpu_device_files(limits.gpus)
             argv = self.argv(command, mounts=mounts, env=env, workdir=workdir, etc_dir=Path(etc_dir), devices=devices)
-            return _run_in_cgroup(argv, limits, out, err)
+            return _run_in_cgroup(argv, limits, out, err, disk_watch(mounts, limits))
 
     def argv(
         self,
@@ -199,11 +200,15 @@ def gpu_device_files(indices: Sequence[int]) -> list[str]:
     return files
 
 
-def _run_in_cgroup(argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes]) -> ExecResult:
+def _run_in_cgroup(
+    argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None
+) -> ExecResult:
     cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
     try:
-        watched = _watch_in(cgroup, argv, limits, out, err)
-        killed_for: KilledFor | None = "time" if watched.timed_out else "memory" if cgroup.oom_killed() else None
+        watched = _watch_in(cgroup, argv, limits, out, err, disk)
+        killed_for: KilledFor | None = (
+            "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
+        )
         peak = cgroup.peak_memory_bytes()
         if peak is None:
             peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
@@ -221,7 +226,9 @@ def _run_in_cgroup(argv: list[str], limits: Limits, out: IO[bytes], err: IO[byte
     )
 
 
-def _watch_in(cgroup: RunCgroup, argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes]) -> Watched:
+def _watch_in(
+    cgroup: RunCgroup, argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None
+) -> Watched:
     process = spawn_gated(argv, env={"PATH": "/usr/bin:/bin"}, cwd=Path("/"), stdout=out, stderr=err)
     try:
         cgroup.enter(process.pid, limits)
@@ -240,6 +247,7 @@ def _watch_in(cgroup: RunCgroup, argv: list[str], limits: Limits, out: IO[bytes]
             measure=measure,
             kill=lambda: _kill(process.pid, cgroup),
             gpus=GpuMonitor(limits.gpus) if limits.gpus else None,
+            disk=disk,
         )
     finally:
         if process.returncode is None:  # the harness itself failed or was interrupted

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM_DIRS, default_env, python_prefixes
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup
+from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
@@ -149,7 +150,8 @@ class DockerSandbox:
                 )
                 container = self._create(config)
                 try:
-                    return self._run_created(container, limits, stdout, stderr, group if parent else None)
+                    disk = disk_watch(mounts, limits)
+                    return self._run_created(container, limits, stdout, stderr, group if parent else None, disk)
                 finally:
                     with contextlib.suppress(Exception):
                         container.remove(force=True)
@@ -246,7 +248,13 @@ class DockerSandbox:
             raise PodiumError(f"Docker refused to create the run's container: {error.explanation or error}") from None
 
     def _run_created(
-        self, container: Any, limits: Limits, stdout: Path, stderr: Path, group: RunCgroup | None
+        self,
+        container: Any,
+        limits: Limits,
+        stdout: Path,
+        stderr: Path,
+        group: RunCgroup | None,
+        disk: DiskWatch | None = None,
     ) -> ExecResult:
         import docker
 
@@ -262,9 +270,10 @@ class DockerSandbox:
             exited = threading.Event()
             waiter = threading.Thread(target=_wait, args=(container, exited), daemon=True)
             waiter.start()
-            samples, peak, timed_out = self._watch(container, limits, started, exited, group)
+            samples, peak, stopped_for = self._watch(container, limits, started, exited, group, disk)
             seconds = time.monotonic() - started
-            if timed_out:
+            timed_out = stopped_for == "time"
+            if stopped_for is not None:
                 with contextlib.suppress(docker.errors.APIError):
                     container.kill()
                 exited.wait(_STOP_TIMEOUT_SECONDS)
@@ -274,9 +283,9 @@ class DockerSandbox:
         oom = bool(state.get("OOMKilled"))
         if group is not None:
             peak = group.peak_memory_bytes() or peak
-        killed_for: KilledFor | None = "time" if timed_out else "memory" if oom else None
+        killed_for: KilledFor | None = stopped_for or ("memory" if oom else None)
         return ExecResult(
-            exit_code=None if timed_out else int(state.get("ExitCode", -1)),
+            exit_code=None if stopped_for else int(state.get("ExitCode", -1)),
             timed_out=timed_out,
             killed_for=killed_for,
             seconds=seconds,
@@ -286,9 +295,15 @@ class DockerSandbox:
         )
 
     def _watch(
-        self, container: Any, limits: Limits, started: float, exited: threading.Event, group: RunCgroup | None
-    ) -> tuple[SampleLog, int | None, bool]:
-        """Sample until the container exits or the wall limit passes; (samples, peak memory, timed out)."""
+        self,
+        container: Any,
+        limits: Limits,
+        started: float,
+        exited: threading.Event,
+        group: RunCgroup | None,
+        disk: DiskWatch | None,
+    ) -> tuple[SampleLog, int | None, KilledFor | None]:
+        """Sample until the container exits or a limit passes; (samples, peak memory, the limit that passed)."""
         gpus = GpuMonitor(limits.gpus) if limits.gpus else None
         samples = SampleLog()
         peak: int | None = None
@@ -296,7 +311,7 @@ class DockerSandbox:
         while True:
             elapsed = time.monotonic() - started
             if elapsed >= limits.wall_seconds:
-                return samples, peak, True
+                return samples, peak, "time"
             if elapsed >= next_sample:
                 reading = _cgroup_stats(group) if group is not None else _stats(container)
                 if reading is not None:
@@ -304,8 +319,10 @@ class DockerSandbox:
                     samples.add(sample_of(elapsed, (cpu, rss), gpus))
                     peak = max(peak or 0, rss, max_usage or 0)
                 next_sample = (next_sample // _SAMPLE_EVERY_SECONDS + 1) * _SAMPLE_EVERY_SECONDS
+                if disk is not None and disk.over(elapsed):
+                    return samples, peak, "disk"
             if exited.wait(max(0.0, min(next_sample, limits.wall_seconds) - elapsed)):
-                return samples, peak, False
+                return samples, peak, None
 
     # -- images ------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from podium.errors import PodiumError
+from podium.sandbox._disk import disk_watch
 from podium.sandbox._process import descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._types import ExecResult, Limits, Mount, check_request, host_path_of, is_within
 
@@ -66,6 +67,7 @@ class LocalSandbox:
                     wall_seconds=limits.wall_seconds,
                     measure=lambda: proc_usage(descendants(process.pid)),
                     kill=lambda: kill_tree(process.pid),
+                    disk=disk_watch(mounts, limits),
                 )
             finally:
                 if process.returncode is None:
@@ -77,7 +79,7 @@ class LocalSandbox:
         return ExecResult(
             exit_code=watched.exit_code,
             timed_out=watched.timed_out,
-            killed_for="time" if watched.timed_out else None,
+            killed_for="time" if watched.timed_out else "disk" if watched.over_disk else None,
             seconds=watched.seconds,
             peak_memory_bytes=peak,
             samples=list(watched.samples),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._types import ResourceSample, SampleLog
 
@@ -57,6 +58,7 @@ class Watched:
     seconds: float
     max_rss_bytes: int
     samples: SampleLog = field(default_factory=SampleLog)
+    over_disk: bool = False
 
 
 def watch(
@@ -66,8 +68,9 @@ def watch(
     measure: Callable[[], tuple[float, int] | None],
     kill: Callable[[], None],
     gpus: GpuMonitor | None = None,
+    disk: DiskWatch | None = None,
 ) -> Watched:
-    """Wait for ``process``, sampling ``measure`` (and ``gpus``) every second, calling ``kill`` at the wall limit."""
+    """Wait for ``process``, sampling ``measure`` (and ``gpus``) every second; ``kill`` at the wall or disk limit."""
     started = time.monotonic()
     samples = SampleLog()
     next_sample = SAMPLE_EVERY_SECONDS
@@ -84,6 +87,10 @@ def watch(
                 if usage is not None:
                     samples.add(sample_of(elapsed, usage, gpus))
                 next_sample += SAMPLE_EVERY_SECONDS
+                if disk is not None and disk.over(elapsed):
+                    kill()
+                    _, max_rss = _reap(process)
+                    return Watched(None, False, time.monotonic() - started, max_rss, samples, over_disk=True)
             readable, _, _ = select.select([pidfd], [], [], max(0.0, min(next_sample, wall_seconds) - elapsed))
             if readable:
                 code, max_rss = _reap(process)

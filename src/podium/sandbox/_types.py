@@ -10,7 +10,7 @@ from typing import Literal, Protocol
 
 from podium.errors import PodiumError
 
-KilledFor = Literal["time", "memory"]
+KilledFor = Literal["time", "memory", "disk"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Limits:
     cpus: float | None = None
     gpus: tuple[int, ...] = ()  # host GPU indices (as nvidia-smi numbers them) given to this run
     shm_bytes: int | None = None  # size of /dev/shm where the sandbox sets one (docker); None: a default
+    disk_bytes: int | None = None  # what the writable mounts may hold; the run is killed above it
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,9 @@ class SampleLog(list[ResourceSample]):
 class ExecResult:
     """How a run ended.
 
-    ``exit_code`` is ``None`` when the harness killed the run for time. ``killed_for`` says why the
-    run was killed (``"time"`` or ``"memory"``), ``warnings`` lists every limit or isolation that
-    was asked for but not enforced.
+    ``exit_code`` is ``None`` when the harness killed the run (for time or disk). ``killed_for`` says
+    why the run was killed (``"time"``, ``"memory"`` or ``"disk"``), ``warnings`` lists every limit or
+    isolation that was asked for but not enforced.
     """
 
     exit_code: int | None
@@ -119,7 +120,7 @@ def check_request(command: Sequence[str], mounts: Sequence[Mount], limits: Limit
         raise PodiumError("The sandbox command is empty. Fix: pass the program and its arguments.")
     if not limits.wall_seconds > 0:
         raise PodiumError(f"Limits.wall_seconds must be positive, got {limits.wall_seconds!r}.")
-    for name in ("memory_bytes", "pids", "cpus", "shm_bytes"):
+    for name in ("memory_bytes", "pids", "cpus", "shm_bytes", "disk_bytes"):
         value = getattr(limits, name)
         if value is not None and not value > 0:
             raise PodiumError(f"Limits.{name} must be positive or None, got {value!r}.")
