@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -394,6 +395,53 @@ def test_isolation_cannot_write_outside_its_writable_mounts(isolated: Sandbox, j
     assert sorted(p.name for p in job.data.iterdir()) == ["train.csv"]
     assert not any(Path(p, token).exists() for p in ("/usr", "/", "/etc", sys.prefix, "/root"))
     assert (job.out / "ok").read_text() == "ok"
+
+
+def test_isolation_refuses_dangerous_system_calls(isolated: Sandbox, job: Job) -> None:
+    """Kernel attack surface an agent never needs: refused (bwrap: podium's filter; docker: Docker's profile)."""
+    if isolated.name == "bwrap" and platform.machine() != "x86_64":
+        pytest.skip("the probe below uses x86_64 system call numbers")
+    result = job.run(
+        isolated,
+        r"""
+        import ctypes, json, subprocess
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        def call(nr, *args):
+            ctypes.set_errno(0)
+            rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+            return "ok" if rc >= 0 else {1: "EPERM", 38: "ENOSYS"}.get(ctypes.get_errno(), f"errno {ctypes.get_errno()}")
+        print(json.dumps({
+            "keyctl": call(250, 0, -3, 0),                 # KEYCTL_GET_KEYRING_ID of the session keyring
+            "unshare_user": call(272, 0x10000000),          # a nested user namespace
+            "userfaultfd": call(323, 1),                    # UFFD_USER_MODE_ONLY: allowed unprivileged
+            "perf_event_open": call(298, 0, 0, -1, -1, 0),
+            "io_uring_setup": call(425, 1, 0),
+            "name_to_handle_at": call(303, -100, 0, 0, 0, 0),
+            "clone3": call(435, 0, 0),
+            "x32_getpid": call(0x40000000 + 39),
+            "subprocess": subprocess.run(["python3", "-c", "print(6 * 7)"], capture_output=True, text=True).stdout.strip(),
+        }))
+        """,
+    )
+    assert result.exit_code == 0, job.stderr
+    seen = json.loads(job.stdout.strip().splitlines()[-1])
+    assert seen.pop("subprocess") == "42"  # ordinary process creation still works
+    for name in ("keyctl", "unshare_user", "userfaultfd", "perf_event_open"):
+        assert seen[name] == "EPERM", (name, seen)
+    if isolated.name == "bwrap":  # podium's own filter also covers these
+        assert seen["io_uring_setup"] == "EPERM" and seen["name_to_handle_at"] == "EPERM", seen
+        assert seen["clone3"] == "ENOSYS" and seen["x32_getpid"] == "EPERM", seen
+
+
+def test_seccomp_program_shape() -> None:
+    from podium.sandbox import _seccomp
+
+    for machine in ("x86_64", "aarch64"):
+        code = _seccomp.program(machine)
+        assert len(code) % 8 == 0 and 40 < len(code) // 8 < 256  # struct sock_filter entries, short jumps
+    with pytest.raises(ValueError, match="no seccomp table"):
+        _seccomp.program("riscv64")
 
 
 # --- bwrap and docker: limits -----------------------------------------------------------------------------------

@@ -61,8 +61,13 @@ stdout=, stderr=) -> ExecResult``. The implementations differ only in how much t
     ``Limits.disk_bytes`` (every sandbox): the space allocated below the writable mounts is measured
     every 5 s and the run is killed above the cap (``killed_for="disk"``); a check, not a quota.
 
-    Not covered: no seccomp filter (the whole kernel syscall surface is reachable, as in a default
-    container), no limit on the size of stdout/stderr.
+    A seccomp filter (:mod:`podium.sandbox._seccomp`, x86_64 and aarch64) refuses with EPERM the
+    system calls an agent never needs and that widen the kernel surface: keyrings, bpf,
+    perf_event_open, userfaultfd, io_uring, new namespaces (``unshare``, ``setns``, ``clone`` with
+    namespace flags; ``clone3`` answers ENOSYS), mounts, modules, kexec, file handles, and every
+    other ABI's system calls.
+
+    Not covered: no limit on the size of stdout/stderr.
 
 ``docker`` (``isolated = True``; :mod:`podium.sandbox._docker` has the details)
     One container per run on a local Docker engine (``DOCKER_HOST``, else the default socket;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from podium.errors import PodiumError
+from podium.sandbox import _seccomp
 from podium.sandbox._cgroup import RunCgroup
 from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
@@ -97,8 +99,27 @@ class BwrapSandbox:
             open(stderr, "wb") as err,
         ):
             devices = gpu_device_files(limits.gpus)
-            argv = self.argv(command, mounts=mounts, env=env, workdir=workdir, etc_dir=Path(etc_dir), devices=devices)
-            return _run_in_cgroup(argv, limits, out, err, disk_watch(mounts, limits))
+            seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
+            try:
+                argv = self.argv(
+                    command,
+                    mounts=mounts,
+                    env=env,
+                    workdir=workdir,
+                    etc_dir=Path(etc_dir),
+                    devices=devices,
+                    seccomp_fd=seccomp_fd,
+                )
+                result = _run_in_cgroup(argv, limits, out, err, disk_watch(mounts, limits), seccomp_fd)
+            finally:
+                if seccomp_fd is not None:
+                    os.close(seccomp_fd)
+            if seccomp_fd is None:
+                result.warnings.append(
+                    f"no seccomp filter: podium has no system call table for {platform.machine()!r} "
+                    "(x86_64 and aarch64 only); the agent can use every system call its namespaces allow"
+                )
+            return result
 
     def argv(
         self,
@@ -109,6 +130,7 @@ class BwrapSandbox:
         workdir: str,
         etc_dir: Path,
         devices: Sequence[str] = (),
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The bwrap command line; writes the generated /etc files (passwd, group, hosts) into ``etc_dir``.
 
@@ -128,6 +150,8 @@ class BwrapSandbox:
             args += ["--bind" if mount.writable else "--ro-bind", str(mount.source.resolve()), mount.target]
         if host_path_of(workdir, mounts) is None:
             args += ["--dir", workdir]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         return [*args, "--remount-ro", "/", "--chdir", workdir, "--", *command]
 
 
@@ -201,11 +225,11 @@ def gpu_device_files(indices: Sequence[int]) -> list[str]:
 
 
 def _run_in_cgroup(
-    argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None
+    argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None, seccomp_fd: int | None
 ) -> ExecResult:
     cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
     try:
-        watched = _watch_in(cgroup, argv, limits, out, err, disk)
+        watched = _watch_in(cgroup, argv, limits, out, err, disk, seccomp_fd)
         killed_for: KilledFor | None = (
             "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
         )
@@ -227,9 +251,22 @@ def _run_in_cgroup(
 
 
 def _watch_in(
-    cgroup: RunCgroup, argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None
+    cgroup: RunCgroup,
+    argv: list[str],
+    limits: Limits,
+    out: IO[bytes],
+    err: IO[bytes],
+    disk: DiskWatch | None,
+    seccomp_fd: int | None,
 ) -> Watched:
-    process = spawn_gated(argv, env={"PATH": "/usr/bin:/bin"}, cwd=Path("/"), stdout=out, stderr=err)
+    process = spawn_gated(
+        argv,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=Path("/"),
+        stdout=out,
+        stderr=err,
+        pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+    )
     try:
         cgroup.enter(process.pid, limits)
         open_gate(process)

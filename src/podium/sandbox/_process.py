@@ -28,7 +28,13 @@ _GATE = 'read -r _ && exec "$@" </dev/null'
 
 
 def spawn_gated(
-    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, stdout: IO[bytes], stderr: IO[bytes]
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    stdout: IO[bytes],
+    stderr: IO[bytes],
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` paused at the gate, in a new session (so its process group can be killed)."""
     return subprocess.Popen(
@@ -39,6 +45,7 @@ def spawn_gated(
         env=dict(env),
         cwd=cwd,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
 
 
