@@ -112,10 +112,15 @@ class GpuPool:
                 self._changed.notify_all()
 
 
-def _hardware(config: RunConfig) -> str:
+def _hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:
     cpus = config.cpus or os.cpu_count() or 1
     memory = f"{config.memory_bytes / 2**30:.0f} GiB memory" if config.memory_bytes else "memory not capped"
-    gpus = f"{config.gpus} GPU(s)" if config.gpus else "no GPU"
+    gpus = "no GPU"
+    if gpu_ids:
+        from podium.sandbox._gpu import list_gpus
+
+        names = [g.name for g in list_gpus() if g.index in gpu_ids]
+        gpus = f"{len(gpu_ids)} GPU(s)" + (f" ({', '.join(names)})" if names else "")
     return f"{cpus:g} CPU core(s), {memory}, {gpus}"
 
 
@@ -156,7 +161,7 @@ def _run_one(
         **config.agent.env,
         "COMPETITION_ID": competition.id,
         "TIME_LIMIT_SECS": str(int(config.time_limit)),
-        "HARDWARE": _hardware(config),
+        "HARDWARE": _hardware(config, gpu_ids),
         "SEED": str(seed),
         "PODIUM_VALIDATION_SOCKET": "/home/validate.sock",
     }
