@@ -7,6 +7,7 @@ only Docker has. The engine is the one ``DOCKER_HOST`` names (``.ci/run`` starts
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -197,3 +198,24 @@ def test_base_images_of_a_dockerfile() -> None:
     assert base_images(text) == ["python:3.11-slim", "debian:12"]
     with pytest.raises(PodiumError, match="build argument"):
         base_images("ARG BASE=python:3\nFROM $BASE\n")
+
+
+def test_parent_groups_of_a_killed_harness_are_swept_in_every_hierarchy(docker_sandbox: DockerSandbox) -> None:
+    """runc fills podium/<run> in every cgroup hierarchy; a SIGKILLed harness cannot remove them."""
+    from podium.sandbox._cgroup import CGROUP_ROOT
+
+    hierarchies = [h for h in CGROUP_ROOT.iterdir() if (h / "cgroup.procs").is_file() and os.access(h, os.W_OK)]
+    if not hierarchies or not docker_sandbox._local_engine():
+        pytest.skip("needs writable cgroup v1 hierarchies and a local engine")
+    name = f"test-{uuid.uuid4().hex[:8]}"
+    made = []
+    for hierarchy in hierarchies:
+        group = hierarchy / "podium" / name
+        with contextlib.suppress(OSError):
+            group.mkdir(parents=True)
+            os.utime(group, (time.time() - 3600, time.time() - 3600))  # abandoned an hour ago
+            made.append(group)
+    if not made:
+        pytest.skip("cannot create or age cgroups here")
+    DockerSandbox.find()
+    assert [g for g in made if g.exists()] == []

@@ -39,7 +39,7 @@ class RunCgroup:
             try:
                 if not (hierarchy / "cgroup.procs").is_file():  # not mounted: do not mkdir into a plain tmpfs
                     raise FileNotFoundError(f"{hierarchy} is not a cgroup v1 hierarchy")
-                _remove_abandoned(hierarchy / "podium")
+                remove_abandoned(hierarchy / "podium")
                 path = hierarchy / "podium" / run_id
                 path.mkdir(parents=True)
                 group.dirs[controller] = path
@@ -150,7 +150,7 @@ class RunCgroup:
                     time.sleep(0.02)
 
 
-def _remove_abandoned(parent: Path, min_age_s: float = 600.0) -> None:
+def remove_abandoned(parent: Path, min_age_s: float = 600.0) -> None:
     """Remove empty run groups left behind by a harness that was killed (SIGKILL cannot clean up).
 
     Only groups older than ``min_age_s`` go: a live run's group is empty for the moment between

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM_DIRS, default_env, python_prefixes
-from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
 from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
@@ -103,6 +103,8 @@ class DockerSandbox:
         if image is not None:
             sandbox._check_image(image)
         remove_orphans(client)
+        if sandbox._local_engine():
+            _sweep_abandoned_groups()
         return sandbox
 
     def _check_image(self, image: str) -> None:
@@ -484,6 +486,14 @@ def _cgroup_stats(group: RunCgroup) -> tuple[float, int, int | None] | None:
     if cpu is None or memory is None:
         return None
     return cpu, memory, group.peak_memory_bytes()
+
+
+def _sweep_abandoned_groups() -> None:
+    """Empty ``podium/<run>`` parent groups of killed harnesses, in every hierarchy the runtime filled."""
+    with contextlib.suppress(OSError):
+        for hierarchy in CGROUP_ROOT.iterdir():
+            if (hierarchy / "cgroup.procs").is_file():
+                remove_abandoned(hierarchy / "podium")
 
 
 def _remove_run_groups(run_id: str, group: RunCgroup) -> None:
