@@ -171,13 +171,17 @@ def test_refuses_other_paths_models_and_spent_budgets(upstream: ThreadingHTTPSer
     with LLMProxy(config, short_dir / "c.sock", short_dir / "c.jsonl", api_key=KEY) as proxy:
         other_path = _post(short_dir / "c.sock", "/v1/files", {"model": "gpt-ok"})
         other_model = _post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-expensive"})
+        chunked = _post(
+            short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-ok"}, {"Transfer-Encoding": "chunked"}
+        )
         spent = [_post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-ok"})[0] for _ in range(3)]
         summary = proxy.summary()
     assert other_path[0] == 403 and b"/v1/files is not forwarded" in other_path[1]
+    assert chunked[0] == 411
     assert other_model[0] == 403 and b"not allowed" in other_model[1]
     assert spent == [200, 200, 429]  # 18 tokens, then 36 >= 30: the third is refused before it leaves
-    assert len(upstream.calls) == 2 and summary["refused"] == 3  # type: ignore[attr-defined]
-    assert len((short_dir / "c.jsonl").read_text().splitlines()) == 5
+    assert len(upstream.calls) == 2 and summary["refused"] == 4  # type: ignore[attr-defined]
+    assert len((short_dir / "c.jsonl").read_text().splitlines()) == 6
 
 
 def test_an_unreachable_provider_is_a_502_not_a_hang(short_dir: Path) -> None:

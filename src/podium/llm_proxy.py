@@ -232,6 +232,8 @@ class LLMProxy:
         if path not in self.config.provider.paths:
             allowed = ", ".join(self.config.provider.paths)
             return self._refuse(handler, 403, f"{path} is not forwarded; allowed: POST {allowed}", entry)
+        if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
+            return self._refuse(handler, 411, "send the request with a Content-Length, not chunked", entry)
         try:
             length = int(handler.headers.get("Content-Length") or 0)
         except ValueError:
