@@ -168,3 +168,45 @@ def test_encode_tokens_shares_one_vocabulary() -> None:
     assert first.positions.tolist() == [0, 1, 0]
     assert second.codes.tolist() == [1, 2]
     assert encode_tokens(cells(""))[1] == 1  # never 0: it is a key modulus
+
+
+# --- the tokeniser: Arrow path (ASCII text) against the Python path (str.split) -----------------------
+
+_TOKEN_TEXT = st.text(st.sampled_from(list("ab AB01\t\n\r\v\f")), max_size=12)
+
+
+def _python_tokens(*columns: np.ndarray, lower: bool = False):  # type: ignore[no-untyped-def]
+    from podium.metrics import text
+
+    fast, text._encode_ascii = text._encode_ascii, lambda columns: None
+    try:
+        return text.encode_tokens(*columns, lower=lower)
+    finally:
+        text._encode_ascii = fast
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TOKEN_TEXT, _TOKEN_TEXT), min_size=1, max_size=8), st.booleans())
+def test_arrow_tokeniser_matches_str_split(rows: list[tuple[str, str]], lower: bool) -> None:
+    from podium.metrics import text
+
+    left = np.array([a for a, _ in rows], dtype=object)
+    right = np.array([b for _, b in rows], dtype=object)
+    lowered = [np.array([c.lower() for c in col], dtype=object) if lower else col for col in (left, right)]
+    fast = text._encode_ascii(lowered)
+    assert fast is not None  # ASCII text takes the Arrow path
+    (slow_left, slow_right), slow_size = _python_tokens(left, right, lower=lower)
+    assert fast[1] == slow_size
+    for got, want in zip(fast[0], (slow_left, slow_right), strict=True):
+        assert got.codes.tolist() == want.codes.tolist()
+        assert got.rows.tolist() == want.rows.tolist() and got.counts.tolist() == want.counts.tolist()
+
+
+def test_tokeniser_leaves_non_ascii_and_odd_separators_to_python() -> None:
+    from podium.metrics import text
+
+    for cell in ("caf\u00e9 au lait", "a\u00a0b", "a\x1cb", "a\u3000b"):
+        column = np.array([cell, "x y"], dtype=object)
+        assert text._encode_ascii([column]) is None
+        (table,), _ = text.encode_tokens(column)
+        assert table.counts.tolist() == [len(cell.split()), 2]

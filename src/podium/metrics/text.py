@@ -6,7 +6,6 @@ is imported at module level; rapidfuzz is imported by the functions that need it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -61,10 +60,13 @@ def encode_tokens(*columns: StrArray, lower: bool = False) -> tuple[list[TokenTa
     can serve as the modulus of :meth:`TokenTable.keys`). String comparison is exact (after
     ``str.lower`` when ``lower``).
     """
+    cells_of = [[cell.lower() for cell in column] if lower else column for column in columns]
+    fast = _encode_ascii(cells_of)
+    if fast is not None:
+        return fast
     vocabulary: dict[str, int] = {}
     tables = []
-    for column in columns:
-        cells: Iterable[str] = (cell.lower() for cell in column) if lower else column
+    for cells in cells_of:
         split = [cell.split() for cell in cells]
         counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         total = int(counts.sum())
@@ -76,6 +78,49 @@ def encode_tokens(*columns: StrArray, lower: bool = False) -> tuple[list[TokenTa
         rows = np.repeat(np.arange(len(split), dtype=np.int64), counts)
         tables.append(TokenTable(codes=codes, rows=rows, counts=counts))
     return tables, max(len(vocabulary), 1)
+
+
+def _encode_ascii(columns: list[Any]) -> tuple[list[TokenTable], int] | None:
+    """:func:`encode_tokens` in Arrow, for columns of ASCII text (None when a cell is not such text).
+
+    Only ASCII text: there Arrow's whitespace (space, ``\\t\\n\\v\\f\\r``) is Python's ``str.split``
+    whitespace, once the separators ``\\x1c``-``\\x1f`` (whitespace to Python alone) are ruled out.
+    Arrow's dictionary encoding numbers tokens in first-appearance order, as the Python path does.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from podium.table import from_numpy, strings, to_numpy
+
+    try:
+        arrays = [strings(list(column)) for column in columns]
+    except (AttributeError, TypeError):  # a cell that is not a str: the Python path says what is wrong
+        return None
+    for array in arrays:
+        if len(array) and (
+            not pc.all(pc.string_is_ascii(array)).as_py()
+            or pc.any(pc.match_substring_regex(array, "[\\x1c-\\x1f]")).as_py()
+        ):
+            return None
+    # Arrow keeps an empty token for leading or trailing whitespace and for an empty cell: trim, split,
+    # then drop the one empty token each empty cell is left with.
+    trimmed = [pc.ascii_trim_whitespace(array) for array in arrays]
+    splits = [pc.ascii_split_whitespace(array) for array in trimmed]
+    tokens = pa.concat_arrays([pc.list_flatten(split) for split in splits])
+    tokens = pc.filter(
+        tokens, from_numpy(to_numpy(pc.binary_length(tokens)) > 0)
+    )  # no Python scalars: they import pandas
+    encoded = pc.dictionary_encode(tokens)
+    codes = to_numpy(encoded.indices).astype(np.int64)
+    tables, start = [], 0
+    for split, cells in zip(splits, trimmed, strict=True):
+        empty = (to_numpy(pc.binary_length(cells)) == 0).astype(np.int64)
+        counts = to_numpy(pc.list_value_length(split)).astype(np.int64) - empty
+        total = int(counts.sum())
+        rows = np.repeat(np.arange(len(split), dtype=np.int64), counts)
+        tables.append(TokenTable(codes=codes[start : start + total], rows=rows, counts=counts))
+        start += total
+    return tables, max(len(encoded.dictionary), 1)
 
 
 def _mean_or_nan(values: npt.NDArray[np.floating]) -> float:
