@@ -257,3 +257,18 @@ def test_map_at_k_perfect_prediction() -> None:
     true = cells("a b", "c", "d e f")
     assert map_at_k(true, true, k=12) == 1.0
     assert map_at_k(cells("a b c d"), cells("a b"), k=2) == 1.0
+
+
+@FAST
+@given(st.lists(st.lists(st.integers(0, 1000), max_size=40), min_size=1, max_size=12))
+def test_grouped_inversions_match_one_pass_over_the_whole_sequence(groups: list[list[int]]) -> None:
+    from podium.metrics.ranking import _count_inversions_by_group
+
+    local = [np.argsort(np.argsort(np.array(g, dtype=np.int64), kind="stable"), kind="stable") for g in groups]
+    counts = np.array([len(g) for g in groups], dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    flat = np.concatenate([*local, np.zeros(0, dtype=np.int64)]).astype(np.int64)
+    rows = np.repeat(np.arange(len(groups), dtype=np.int64), counts)
+    positions = np.arange(flat.size, dtype=np.int64) - starts[rows]
+    expected = _count_inversions(flat + starts[rows])  # global ranks: groups never invert each other
+    assert _count_inversions_by_group(flat, rows, positions, counts) == expected

@@ -91,7 +91,7 @@ def mean_columnwise_spearman(y_true: FloatArray, y_pred: FloatArray) -> float:
     return float(np.mean(_column_pearson(_average_ranks(true), _average_ranks(pred))))
 
 
-def _count_inversions(values: IntArray) -> int:
+def _count_inversions(values: IntArray, block: int | None = None) -> int:
     """Number of pairs ``i < j`` with ``values[i] > values[j]`` for a permutation of ``0..n-1``.
 
     Bottom-up merge sort with one vectorised pass per level (O(n log n) comparisons): the
@@ -108,7 +108,7 @@ def _count_inversions(values: IntArray) -> int:
     slot = np.arange(size, dtype=np.int64)
     total = 0
     width = 1
-    while width < size:
+    while width < min(block or size, size):  # past ``block``, halves hold disjoint, ordered value ranges
         order = np.argsort(slot // (2 * width) * size + merged, kind="stable")
         source = order % (2 * width)  # where each merged element sat in its pair of halves
         right = source >= width
@@ -116,6 +116,28 @@ def _count_inversions(values: IntArray) -> int:
         total += int(np.sum(width - below))
         merged = merged[order]
         width *= 2
+    return total
+
+
+def _count_inversions_by_group(local: IntArray, rows: IntArray, positions: IntArray, counts: IntArray) -> int:
+    """Inversions summed over groups; ``local`` holds each element's rank within its group (row).
+
+    Groups are padded to a power of two and bucketed by that size, so a bucket of groups of size
+    at most ``P`` needs only ``log2(P)`` merge passes instead of ``log2`` of the whole sequence.
+    Padding takes the next ranks after a group's own, so it adds no inversions.
+    """
+    total = 0
+    sized = counts >= 2
+    padded = np.ones_like(counts)
+    padded[sized] = np.left_shift(1, np.ceil(np.log2(counts[sized])).astype(np.int64))
+    for block in np.unique(padded[sized]).tolist():
+        members = np.flatnonzero(padded == block)
+        bucket_row = np.full(counts.size, -1, dtype=np.int64)
+        bucket_row[members] = np.arange(members.size, dtype=np.int64)
+        grid = np.arange(members.size * block, dtype=np.int64).reshape(members.size, block)
+        mine = bucket_row[rows] >= 0
+        grid[bucket_row[rows[mine]], positions[mine]] = bucket_row[rows[mine]] * block + local[mine]
+        total += _count_inversions(grid.ravel(), block=block)
     return total
 
 
@@ -133,10 +155,8 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
     cells.
     """
     check_rows(y_true, y_pred)
-    true = [cell.split() for cell in y_true]
-    pred = [cell.split() for cell in y_pred]
-    counts = np.fromiter(map(len, true), dtype=np.int64, count=len(true))
-    pred_counts = np.fromiter(map(len, pred), dtype=np.int64, count=len(pred))
+    (truth, guess), size = encode_tokens(y_true, y_pred)
+    counts, pred_counts = truth.counts, guess.counts
     wrong = np.flatnonzero(counts != pred_counts)
     if wrong.size:
         raise InvalidSubmissionError(
@@ -147,15 +167,16 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
 
     # Each predicted cell becomes the global index of that cell in the concatenated true orders,
     # so later notebooks hold larger values and cross-notebook pairs are never inversions.
-    sequence: list[int] = []
-    offset = 0
-    for row, (truth, guess) in enumerate(zip(true, pred, strict=True)):
-        position = {cell: offset + i for i, cell in enumerate(truth)}
-        if len(position) != len(truth):
-            raise ValueError(f"answers repeat a cell id in row {row}")
-        sequence.extend([position.get(cell, -1) for cell in guess])
-        offset += len(truth)
-    values = np.array(sequence, dtype=np.int64)
+    true_keys = truth.keys(size)
+    by_key = np.argsort(true_keys, kind="stable")
+    sorted_keys = true_keys[by_key]
+    repeats = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if repeats.size:
+        raise ValueError(f"answers repeat a cell id in row {int(truth.rows[by_key[repeats[0]]])}")
+    pred_keys = guess.keys(size)
+    slot = np.minimum(np.searchsorted(sorted_keys, pred_keys), max(sorted_keys.size - 1, 0))
+    found = sorted_keys[slot] == pred_keys if sorted_keys.size else np.zeros(pred_keys.size, dtype=bool)
+    values = np.where(found, by_key[slot] if sorted_keys.size else -1, -1).astype(np.int64)
 
     unknown = values < 0
     repeated = np.bincount(values[~unknown], minlength=values.size)[values] > 1
@@ -164,8 +185,8 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
         (repeated & ~unknown, "a predicted order may list each cell id only once", "repeated"),
     ):
         if bad.any():
-            rows = np.repeat(np.arange(len(pred), dtype=np.int64), counts)[bad]
-            cells = np.array(list(chain.from_iterable(pred)), dtype=object)[bad]
+            rows = guess.rows[bad]
+            cells = np.array(list(chain.from_iterable(cell.split() for cell in y_pred)), dtype=object)[bad]
             raise InvalidSubmissionError(
                 rule,
                 examples=_examples(rows, [f"{what} cell id {cell!r}" for cell in cells[:5]]),
@@ -175,7 +196,9 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
     pairs = int(np.sum(counts * (counts - 1)))
     if pairs == 0:
         return float("nan")
-    return 1.0 - 4.0 * _count_inversions(values) / pairs
+    starts = np.cumsum(counts) - counts
+    inversions = _count_inversions_by_group(values - starts[guess.rows], guess.rows, guess.positions, counts)
+    return 1.0 - 4.0 * inversions / pairs
 
 
 def map_at_k(y_true: StrArray, y_pred: StrArray, *, k: int) -> float:
