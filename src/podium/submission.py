@@ -228,6 +228,16 @@ def _sorted_match(answer_keys: pa.Array, submission_keys: pa.Array) -> Alignment
     """The common case in one sort each: the same keys, each once, in any order."""
     if len(answer_keys) != len(submission_keys):
         return None
+    integer = all(k.type == pa.int64() and k.null_count == 0 for k in (answer_keys, submission_keys))
+    if integer:  # numpy's sort is ~3x faster than Arrow's sort_indices on large integer keys
+        a_values, s_values = to_numpy(answer_keys), to_numpy(submission_keys)
+        a_idx, s_idx = np.argsort(a_values), np.argsort(s_values)
+        a_int = a_values[a_idx]
+        if not np.array_equal(a_int, s_values[s_idx]):
+            return None
+        if a_int.size > 1 and bool(np.any(a_int[1:] == a_int[:-1])):
+            return None  # repeated keys: the thorough path pairs them in file order
+        return Alignment(a_idx.astype(np.int64), s_idx.astype(np.int64), 0)
     a_order = pc.sort_indices(answer_keys)
     s_order = pc.sort_indices(submission_keys)
     a_sorted = answer_keys.take(a_order)

@@ -166,9 +166,17 @@ def laplace_log_likelihood(
     return float(np.mean(score))
 
 
-def _unit_vectors(azimuth: FloatArray, zenith: FloatArray) -> FloatArray:
-    sin_zenith = np.sin(zenith)
-    return np.stack([sin_zenith * np.cos(azimuth), sin_zenith * np.sin(azimuth), np.cos(zenith)], axis=1)
+def _direction_dot(true: FloatArray, pred: FloatArray) -> FloatArray:
+    """Row-wise dot product of the unit vectors of two ``[azimuth, zenith]`` arrays.
+
+    ``x1*x2 + y1*y2 + z1*z2`` in that order, as the sum over stacked vectors adds them, but one
+    component at a time, without the two (n, 3) stacks and their product.
+    """
+    sin_true, sin_pred = np.sin(true[:, 1]), np.sin(pred[:, 1])
+    dot = (sin_true * np.cos(true[:, 0])) * (sin_pred * np.cos(pred[:, 0]))
+    dot += (sin_true * np.sin(true[:, 0])) * (sin_pred * np.sin(pred[:, 0]))
+    dot += np.cos(true[:, 1]) * np.cos(pred[:, 1])
+    return dot
 
 
 def mean_angular_error(y_true: FloatArray, y_pred: FloatArray) -> float:
@@ -178,8 +186,8 @@ def mean_angular_error(y_true: FloatArray, y_pred: FloatArray) -> float:
     to [-1, 1] and its arccos averaged.
     """
     true, pred = _pair(y_true, y_pred, ndim=2, width=2)
-    dot = np.sum(_unit_vectors(true[:, 0], true[:, 1]) * _unit_vectors(pred[:, 0], pred[:, 1]), 1)
-    return float(np.mean(np.arccos(np.clip(dot, -1.0, 1.0))))
+    dot = _direction_dot(true, pred)
+    return float(np.mean(np.arccos(np.clip(dot, -1.0, 1.0, out=dot), out=dot)))
 
 
 def _haversine_m(true: FloatArray, pred: FloatArray) -> FloatArray:
