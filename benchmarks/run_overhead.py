@@ -216,13 +216,15 @@ class RunTimes:
 # The benchmark
 
 
-def make_config(data_dir: Path, runs_dir: Path, group: str, seeds: int, workers: int) -> RunConfig:
+def make_config(
+    data_dir: Path, runs_dir: Path, group: str, seeds: int, workers: int, sandbox: str = "bwrap"
+) -> RunConfig:
     agent = load_agent("dummy")
     return RunConfig(
         agent=agent,
         seeds=seeds,
         time_limit=TIME_LIMIT,
-        sandbox="bwrap",
+        sandbox=sandbox,
         cpus=agent.cpus,
         memory_bytes=agent.memory_bytes,
         gpus=0,

@@ -34,33 +34,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from run_overhead import make_config  # noqa: E402  (benchmarks/ is on sys.path: it holds this script)
+
 from podium import __version__  # noqa: E402
 from podium import competition as registry  # noqa: E402
-from podium.agents import load_agent  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402
 from podium.fixtures import make_raw  # noqa: E402
-from podium.run import RunConfig, run_all, run_one  # noqa: E402
+from podium.run import run_all, run_one  # noqa: E402
 from podium.sandbox import get_sandbox  # noqa: E402
 from podium.store import RunStore  # noqa: E402
 
 COMPETITION = "spaceship-titanic"
-
-
-def config_for(sandbox: str, data_dir: Path, runs_dir: Path, group: str, seeds: int, workers: int) -> RunConfig:
-    agent = load_agent("dummy")
-    return RunConfig(
-        agent=agent,
-        seeds=seeds,
-        time_limit=3600,
-        sandbox=sandbox,
-        cpus=agent.cpus,
-        memory_bytes=agent.memory_bytes,
-        gpus=0,
-        run_group=group,
-        data_dir=data_dir,
-        runs_dir=runs_dir,
-        workers=workers,
-    )
 
 
 def ms(seconds: float) -> str:
@@ -93,16 +77,20 @@ def main() -> int:
         sequential: dict[str, list[tuple[float, float]]] = {name: [] for name in sandboxes}
         with contextlib.redirect_stderr(io.StringIO()):  # the local sandbox warns on every run
             for name in sandboxes:  # warm-up: the docker host image is built or found here
-                run_one(config_for(name, root / "data", root / "runs", f"warm-{name}", 1, 1), competition, 0, store)
+                run_one(
+                    make_config(root / "data", root / "runs", f"warm-{name}", 1, 1, sandbox=name), competition, 0, store
+                )
             for seed in range(args.runs):
                 for name in sandboxes:
-                    config = config_for(name, root / "data", root / "runs", f"seq-{name}", args.runs, 1)
+                    config = make_config(root / "data", root / "runs", f"seq-{name}", args.runs, 1, sandbox=name)
                     t0 = time.perf_counter()
                     record = checked(run_one(config, competition, seed, store))
                     sequential[name].append((time.perf_counter() - t0, record["agent_result"]["seconds"]))
             batch: dict[str, tuple[float, int]] = {}
             for name in sandboxes:
-                config = config_for(name, root / "data", root / "runs", f"batch-{name}", args.batch, args.workers)
+                config = make_config(
+                    root / "data", root / "runs", f"batch-{name}", args.batch, args.workers, sandbox=name
+                )
                 t0 = time.perf_counter()
                 records = [checked(r) for r in run_all(config, [competition])]
                 batch[name] = (time.perf_counter() - t0, len(records))

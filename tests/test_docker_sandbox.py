@@ -72,7 +72,7 @@ def test_container_settings_isolate_and_cap(docker_sandbox: DockerSandbox, work:
         container.remove(force=True)
 
 
-def test_shm_and_memory_as_seen_inside(docker_sandbox: DockerSandbox, work: Path) -> None:
+def test_shm_size_as_seen_inside(docker_sandbox: DockerSandbox, work: Path) -> None:
     script = work / "data" / "probe.py"
     script.write_text("import os\ns = os.statvfs('/dev/shm')\nprint('SHM', s.f_blocks * s.f_frsize)\n")
     result = _run(

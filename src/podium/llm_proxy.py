@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -135,7 +135,6 @@ class _Totals:
     refused: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):

@@ -103,6 +103,9 @@ stdout=, stderr=) -> ExecResult``. The implementations differ only in how much t
 
 from __future__ import annotations
 
+import functools
+import os
+
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import BwrapSandbox
 from podium.sandbox._local import LocalSandbox
@@ -136,9 +139,16 @@ def get_sandbox(name: str, image: str | None = None) -> Sandbox:
     if name == "bwrap":
         return BwrapSandbox.find()
     if name == "docker":
-        from podium.sandbox._docker import DockerSandbox
-
-        return DockerSandbox.find(image)
+        return _docker_sandbox(os.environ.get("DOCKER_HOST", ""), image)
     if name == "local":
         return LocalSandbox()
     raise PodiumError(f"Unknown sandbox {name!r}. Choose one of: {', '.join(SANDBOXES)}.")
+
+
+@functools.cache
+def _docker_sandbox(docker_host: str, image: str | None) -> Sandbox:
+    """One DockerSandbox per engine and image in a process: connecting, checking the image, removing the
+    orphans of killed harnesses and finding the host image happen once, not before every run."""
+    from podium.sandbox._docker import DockerSandbox
+
+    return DockerSandbox.find(image)

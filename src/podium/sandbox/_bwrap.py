@@ -90,9 +90,7 @@ class BwrapSandbox:
         stderr: Path,
     ) -> ExecResult:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
-        check_request(command, mounts, limits, workdir)
-        for path in (stdout, stderr):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         with (
             tempfile.TemporaryDirectory(prefix="podium-etc-") as etc_dir,
             open(stdout, "wb") as out,

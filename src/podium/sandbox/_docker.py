@@ -82,6 +82,7 @@ class DockerSandbox:
     def __init__(self, client: docker.DockerClient, image: str | None = None) -> None:
         self.client = client
         self.image = image
+        self._host_tag: str | None = None
 
     @classmethod
     def find(cls, image: str | None = None) -> DockerSandbox:
@@ -133,9 +134,7 @@ class DockerSandbox:
         stderr: Path,
     ) -> ExecResult:
         """Run ``command`` in a new container and wait for it to end; see the module docstring."""
-        check_request(command, mounts, limits, workdir)
-        for path in (stdout, stderr):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         user = f"{AGENT_UID}:{AGENT_UID}" if os.getuid() == 0 else f"{os.getuid()}:{os.getgid()}"
         writable = [m.source for m in mounts if m.writable]
         run_id = uuid.uuid4().hex[:12]
@@ -332,6 +331,8 @@ class DockerSandbox:
         """The tag of the host image for this host's layout, built now if the engine lacks it."""
         import docker
 
+        if self._host_tag is not None:
+            return self._host_tag
         context = _host_image_context()
         tag = f"{HOST_IMAGE_REPOSITORY}:{hashlib.sha256(context).hexdigest()[:12]}"
         try:
@@ -340,6 +341,7 @@ class DockerSandbox:
             self.client.images.build(
                 fileobj=io.BytesIO(context), custom_context=True, tag=tag, pull=False, rm=True, forcerm=True
             )
+        self._host_tag = tag
         return tag
 
 

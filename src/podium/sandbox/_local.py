@@ -41,15 +41,13 @@ class LocalSandbox:
         stdout: Path,
         stderr: Path,
     ) -> ExecResult:
-        """Run ``command`` in ``<run root>/<workdir>``; absolute paths in it still mean the host's."""
-        check_request(command, mounts, limits, workdir)
+        """Run ``command`` in ``<run root>/<workdir>``; inside paths in it and in ``env`` become run-root paths."""
+        check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         for outer, inner in ((a, b) for a in mounts for b in mounts if a is not b):
             if is_within(inner.target, outer.target):  # the symlink would have to be created in the host source
                 raise PodiumError(f"The 'local' sandbox cannot nest mounts: {inner.target!r} lies in {outer.target!r}.")
         warning = NO_ISOLATION_WARNING.format(user=_user())
         print(f"\n*** WARNING: {warning} ***\n", file=sys.stderr, flush=True)
-        for path in (stdout, stderr):
-            path.parent.mkdir(parents=True, exist_ok=True)
         root = Path(tempfile.mkdtemp(prefix="podium-local-"))
         try:
             cwd = _lay_out(root, mounts, workdir)

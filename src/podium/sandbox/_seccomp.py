@@ -22,6 +22,7 @@ subprocesses work as usual.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import platform
 import struct
@@ -86,6 +87,7 @@ def supported(machine: str | None = None) -> bool:
     return (machine or platform.machine()) in _TABLES
 
 
+@functools.cache
 def program(machine: str | None = None) -> bytes:
     """The filter for this machine's architecture, as the bytes of a ``struct sock_filter`` array."""
     machine = machine or platform.machine()

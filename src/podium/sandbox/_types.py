@@ -114,8 +114,11 @@ class Sandbox(Protocol):
         ...
 
 
-def check_request(command: Sequence[str], mounts: Sequence[Mount], limits: Limits, workdir: str) -> None:
-    """Reject a run request that no sandbox could honour, naming the offending value."""
+def check_request(
+    command: Sequence[str], mounts: Sequence[Mount], limits: Limits, workdir: str, logs: Sequence[Path] = ()
+) -> None:
+    """Reject a run request that no sandbox could honour, naming the offending value; then make the
+    folders of the ``logs`` files (the run's stdout and stderr)."""
     if not command:
         raise PodiumError("The sandbox command is empty. Fix: pass the program and its arguments.")
     if not limits.wall_seconds > 0:
@@ -139,6 +142,8 @@ def check_request(command: Sequence[str], mounts: Sequence[Mount], limits: Limit
     source = host_path_of(workdir, mounts)
     if source is not None and not source.is_dir():
         raise PodiumError(f"workdir {workdir!r} lies in a mount but {str(source)!r} is not a directory on the host.")
+    for path in logs:
+        path.parent.mkdir(parents=True, exist_ok=True)
 
 
 def check_inside_path(path: str, what: str) -> None:
