@@ -63,7 +63,7 @@ def test_competition_without_leaderboard_says_medals_are_unavailable(tmp_path: P
 def test_report_places_score_on_leaderboard(tmp_path: Path) -> None:
     comp, fixture = _prepared("lmsys-chatbot-arena", tmp_path)
     report = grade(comp, write_csv(fixture.sample, tmp_path / "s.csv"), tmp_path)
-    assert report.score == pytest.approx(np.log(3), abs=1e-9)
+    assert report.score == round(np.log(3), 5)  # rounded to 5 decimals, as the published grader does
     board = comp.leaderboard
     assert board is not None
     assert report.n_teams == board.n_teams and report.is_lower_better

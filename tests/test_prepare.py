@@ -184,11 +184,25 @@ def test_kill_9_mid_prepare_then_rerun(tmp_path: Path) -> None:
 
 
 def test_grading_other_version_than_prepared_warns(tmp_path: Path) -> None:
-    comp = registry.get("tgs-salt-identification-challenge")
+    comp = registry.get("random-acts-of-pizza", latest=True)  # version 2 changes the public data
     raw = make_raw(comp, tmp_path / "raw")
     prepare_competition(comp, tmp_path / "data", source=raw)
     sample = CompetitionPaths(tmp_path / "data", comp.id).prepared / comp.sample_submission
     same = grade(comp, sample, tmp_path / "data")
     assert not any("prepared for version" in w for w in same.warnings)
     older = grade(registry.get(f"{comp.id}@1"), sample, tmp_path / "data")
-    assert any("prepared for version 2, graded as version 1" in w for w in older.warnings)
+    assert any("prepared for version 2, graded as random-acts-of-pizza@1" in w for w in older.warnings)
+
+
+def test_a_version_that_only_changes_grading_uses_the_same_prepared_data(tmp_path: Path) -> None:
+    published = registry.get("tgs-salt-identification-challenge")
+    corrected = registry.get(published.id, latest=True)
+    raw = make_raw(published, tmp_path / "raw")
+    assert prepare_competition(published, tmp_path / "data", source=raw).status == "prepared"
+    assert prepare_competition(corrected, tmp_path / "data", source=raw).status == "skipped"
+    sample = CompetitionPaths(tmp_path / "data", published.id).prepared / published.sample_submission
+    for comp in (published, corrected):
+        report = grade(comp, sample, tmp_path / "data")
+        assert not any("prepared for version" in w for w in report.warnings), report.warnings
+        (other,) = report.other_versions  # both definitions, side by side
+        assert {report.competition_version, other["competition_version"]} == {1, 2}

@@ -23,7 +23,7 @@ from podium.grading import GradeReport, answers_path, default_data_dir, grade
 __all__ = ["grade_jsonl", "read_submission_list", "run_example", "summarise"]
 
 
-def read_submission_list(path: Path) -> list[tuple[str, Path]]:
+def read_submission_list(path: Path, *, latest: bool = False) -> list[tuple[str, Path]]:
     """Parse a JSONL submission list; a bad line is named with its number and the fix."""
     if not path.is_file():
         raise PodiumError(f"submission list {path} does not exist")
@@ -41,7 +41,7 @@ def read_submission_list(path: Path) -> list[tuple[str, Path]]:
     if not entries:
         raise PodiumError(f"submission list {path} holds no entries")
     for cid, _ in entries:
-        registry.get(cid)  # fail fast on an unknown id, before grading anything
+        registry.get(cid, latest=latest)  # fail fast on an unknown id or version, before grading anything
     return entries
 
 
@@ -69,15 +69,20 @@ def _atomic_write_json(data: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | None = None) -> Path:
-    """Grade every entry of ``submission_list``; write and return the grading report's path."""
-    entries = read_submission_list(submission_list)
+def grade_jsonl(
+    submission_list: Path, output_dir: Path, data_dir: str | Path | None = None, *, latest: bool = False
+) -> Path:
+    """Grade every entry of ``submission_list``; write and return the grading report's path.
+
+    Ids without ``@N`` are graded at the published version (1), or the newest with ``latest``.
+    """
+    entries = read_submission_list(submission_list, latest=latest)
     root = Path(data_dir) if data_dir else default_data_dir()
     for cid in dict.fromkeys(cid for cid, _ in entries):  # every answers file present before any grading
-        answers_path(registry.get(cid), root)
+        answers_path(registry.get(cid, latest=latest), root)
     reports = []
     for i, (cid, path) in enumerate(entries, start=1):
-        report = grade(registry.get(cid), path, data_dir)
+        report = grade(registry.get(cid, latest=latest), path, data_dir)
         reports.append(report)
         outcome = f"score {report.score:.5g}" if report.score is not None else f"invalid: {report.error}"
         print(f"[{i}/{len(entries)}] {cid}: {outcome}", file=sys.stderr)
@@ -87,21 +92,21 @@ def grade_jsonl(submission_list: Path, output_dir: Path, data_dir: str | Path | 
     return out
 
 
-def run_example(split: str, output_dir: Path | None) -> int:
+def run_example(split: str, output_dir: Path | None, *, latest: bool = False) -> int:
     """Grade each competition's generated sample and perfect submissions; print a table."""
     if output_dir is not None:
-        return _run_example(split, output_dir)
+        return _run_example(split, output_dir, latest)
     with tempfile.TemporaryDirectory(prefix="podium-example-") as tmp:
-        return _run_example(split, Path(tmp))
+        return _run_example(split, Path(tmp), latest)
 
 
-def _run_example(split: str, root: Path) -> int:
+def _run_example(split: str, root: Path, latest: bool) -> int:
     from podium.fixtures import make_fixture, write_csv, write_prepared
 
     header = ["competition", "metric", "sample", "perfect", "medal"]
     rows = []
     failures = 0
-    comps = registry.load_all(split)
+    comps = registry.load_all(split, latest=latest)
     for i, comp in enumerate(comps, start=1):
         print(f"[{i}/{len(comps)}] {comp.ref}", file=sys.stderr)
         fixture = make_fixture(comp)

@@ -46,7 +46,7 @@ def _fmt(x: float | None) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     from podium import competition as registry
 
-    comps = registry.load_all(args.split)
+    comps = registry.load_all(args.split, latest=args.latest)
     if args.json:
         _print_json([c.to_dict() for c in comps])
         return 0
@@ -62,20 +62,28 @@ def cmd_list(args: argparse.Namespace) -> int:
         ]
         for c in comps
     ]
-    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "medals", "version"]))
-    print(f"\n{len(comps)} competition(s) in split {args.split!r}")
+    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "kaggle medals", "version"]))
+    print(f"\n{len(comps)} competition(s) in split {args.split!r}; {_definitions(args.latest)}")
     return 0
+
+
+def _definitions(latest: bool) -> str:
+    """How the versions were chosen, in the words every report uses."""
+    if latest:
+        return "latest definitions (--latest: the newest version of each competition)"
+    return "published definitions (version 1 of each competition, as MLE-bench grades it; --latest for the newest)"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from podium import competition as registry
 
-    comp = registry.get(args.id)
+    comp = registry.get(args.id, latest=args.latest)
     data = comp.to_dict()
     if args.json:
         _print_json(data)
         return 0
-    print(f"{comp.name} ({comp.ref}; versions {', '.join(map(str, comp.versions))})")
+    kind = "the published definition" if comp.is_published else "a corrected definition"
+    print(f"{comp.name} ({comp.ref}, {kind}; versions {', '.join(map(str, comp.versions))})")
     for key in (
         "complexity",
         "data_kind",
@@ -97,6 +105,15 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  {key:24} {data[key]}")
     if comp.changes:
         print(f"  {'changes':24} {comp.changes}")
+    if not comp.awards_medals:
+        print("  Kaggle awarded no medals in this competition; podium places medals by the thresholds all the same,")
+        print("  as the published benchmark does")
+    for version in comp.versions:
+        if version != comp.version:
+            other = registry.get(comp.id, version)
+            shared = " (grades the same data)" if version in comp.same_data_versions else ""
+            what = other.changes or "the published definition"
+            print(f"  version {version}{shared}: {what}")
     for note in comp.notes:
         print(f"  note: {note}")
     if comp.leaderboard is None:
@@ -110,9 +127,9 @@ def cmd_grade_sample(args: argparse.Namespace) -> int:
     from podium import competition as registry
     from podium.grading import grade
 
-    report = grade(registry.get(args.id), args.submission, args.data_dir)
+    report = grade(registry.get(args.id, latest=args.latest), args.submission, args.data_dir)
     _print_json(report.to_dict())
-    return 0
+    return 0 if report.valid_submission else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -120,7 +137,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from podium.grading import default_data_dir
     from podium.validation import validate
 
-    comp = registry.get(args.id)
+    comp = registry.get(args.id, latest=args.latest)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     result = validate(comp, args.submission, data_dir / comp.id / "prepared" / comp.sample_submission)
     _print_json(result.to_dict())
@@ -130,7 +147,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from podium.batch import grade_jsonl
 
-    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir)
+    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir, latest=args.latest)
     print(f"wrote {path}")
     return 0
 
@@ -155,7 +172,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from podium.data.prepare import prepare_many
     from podium.grading import default_data_dir
 
-    comps = [registry.get(ref) for ref in _selected(args)]
+    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     source = Path(args.source) if args.source else None
     download = None
@@ -209,7 +226,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.split
         else (list(args.competition) if args.competition else registry.ids())
     )
-    results = [verify(registry.get(ref), data_dir) for ref in refs]
+    results = [verify(registry.get(ref, latest=args.latest), data_dir) for ref in refs]
     results = [r for r in results if args.competition or args.split or r.status != "not prepared"]
     print(
         _table(
@@ -242,7 +259,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if value < least:
             raise PodiumError(f"{flag} must be at least {least}, got {value}")
     refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
-    comps = [registry.get(ref.strip()) for ref in refs if ref.strip()]
+    comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     agent = load_agent(args.agent)
     unprepared = [c for c in comps if not (data_dir / c.id / "prepared").is_dir()]
@@ -288,7 +305,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_example(args: argparse.Namespace) -> int:
     from podium.batch import run_example
 
-    return run_example(args.split, Path(args.output_dir) if args.output_dir else None)
+    return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
+
+
+def _latest_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="an id without @N means its newest version (corrected data and metric); default: version 1, "
+        "the published definition",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -298,17 +324,20 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list competitions")
     p.add_argument("--split", default="all", help="low (lite), medium, high, split75, dev, systemcard, practice, all")
     p.add_argument("--json", action="store_true")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_list)
 
     p = sub.add_parser("show", help="show one competition")
     p.add_argument("id", help="competition id, optionally id@VERSION")
     p.add_argument("--json", action="store_true")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_show)
 
     p = sub.add_parser("grade-sample", help="grade one submission file and print the report as JSON")
     p.add_argument("submission", help="the submission CSV")
     p.add_argument("id", help="competition id, optionally id@VERSION")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_grade_sample)
 
     p = sub.add_parser(
@@ -317,6 +346,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("submission", help="the submission CSV")
     p.add_argument("id", help="competition id, optionally id@VERSION")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_validate)
 
     p = sub.add_parser("grade", help="grade every submission listed in a JSONL file")
@@ -325,6 +355,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--output-dir", required=True, help="where the grading report is written")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_grade)
 
     p = sub.add_parser(
@@ -350,6 +381,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run-group", default="default", help="name of this batch of runs (reruns skip finished ones)")
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("prepare", help="prepare competitions: Kaggle files -> public/ and private/")
@@ -376,6 +408,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
     p.add_argument("--force", action="store_true", help="prepare again even if prepared")
     p.add_argument("--obfuscated", action="store_true", help="give the agent the description that names no competition")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_prepare)
 
     p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
@@ -383,6 +416,7 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
     which.add_argument("--split", help="every competition of a split")
     p.add_argument("--data-dir", default=None)
+    _latest_flag(p)
     p.set_defaults(fn=cmd_verify)
 
     p = sub.add_parser(
@@ -390,6 +424,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--split", default="lite")
     p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
+    _latest_flag(p)
     p.set_defaults(fn=cmd_example)
     return parser
 

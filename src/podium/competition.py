@@ -22,12 +22,13 @@ from typing import Any, Literal
 
 import yaml
 
-from podium.errors import RegistryError, UnknownCompetitionError
+from podium.errors import RegistryError, UnknownCompetitionError, UnknownVersionError, UsageError
 from podium.leaderboard import Leaderboard
 from podium.metrics import METRICS, Metric
 
 __all__ = [
     "COLUMN_KINDS",
+    "PUBLISHED_VERSION",
     "SPLITS",
     "Column",
     "Competition",
@@ -46,6 +47,8 @@ COLUMN_KINDS = frozenset(
 )
 NUMERIC_KINDS = frozenset({"float", "probability", "int", "bool"})
 Complexity = Literal["low", "medium", "high", "dev", "practice"]
+#: The version that reproduces the published benchmark; an id without ``@N`` means it.
+PUBLISHED_VERSION = 1
 SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "all")
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -115,6 +118,11 @@ class Competition:
     folder: Path
     fixture: Mapping[str, Any] = field(default_factory=dict)
     prepare: Mapping[str, Any] = field(default_factory=dict)
+    #: The version whose prepared data this version grades: itself, or for a version that only changes
+    #: grading (``same_data: true`` in its block), the version it grades the data of.
+    data_version: int = 1
+    #: ``data_version`` of every version, so the versions that share this one's data are known without loading them.
+    data_versions: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -124,6 +132,21 @@ class Competition:
     @property
     def higher_is_better(self) -> bool:
         return self.metric.higher_is_better
+
+    @property
+    def is_published(self) -> bool:
+        """Whether this is version 1: the published benchmark's definition (data, metric and grader)."""
+        return self.version == PUBLISHED_VERSION
+
+    def shares_data_with(self, version: object) -> bool:
+        """Whether data prepared for ``version`` (as recorded by prepare) is this version's data."""
+        return isinstance(version, int) and self.data_versions.get(version) == self.data_version
+
+    @property
+    def same_data_versions(self) -> tuple[int, ...]:
+        """The other versions that grade the same prepared data (only the grading differs), oldest first."""
+        mine = self.data_versions.get(self.version, self.data_version)
+        return tuple(v for v, d in sorted(self.data_versions.items()) if d == mine and v != self.version)
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -157,6 +180,7 @@ class Competition:
             "version": self.version,
             "versions": list(self.versions),
             "changes": self.changes,
+            "data_version": self.data_version,
             "complexity": self.complexity,
             "data_kind": self.data_kind,
             "awards_medals": self.awards_medals,
@@ -238,14 +262,22 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
     versions = tuple(sorted({1, *map(int, versions_raw)}))
     chosen = versions[-1] if version is None else version
     if chosen not in versions:
-        raise RegistryError(f"{cid} has no version {chosen}; versions: {list(versions)}")
+        raise UnknownVersionError(
+            f"{cid} has no version {chosen}. Versions: {', '.join(map(str, versions))} "
+            f"(1 is the published definition). Fix: write {cid}@{versions[0]} or pass --latest."
+        )
     merged: dict[str, Any] = dict(data)
     changes = ""
+    data_versions = {1: 1}
     for v in versions[1:]:
+        block = dict(versions_raw[v])
+        same_data = block.pop("same_data", False)
+        if not isinstance(same_data, bool):
+            raise RegistryError(f"{where}: version {v}: same_data must be true or false, got {same_data!r}")
+        data_versions[v] = data_versions[v - 1] if same_data and v - 1 in data_versions else v
         if v <= chosen:
-            override = dict(versions_raw[v])
-            changes = override.pop("changes", "")
-            merged = _merge(merged, override)
+            changes = block.pop("changes", "")
+            merged = _merge(merged, block)
     metric_raw = merged["metric"]
     if metric_raw["name"] not in METRICS:
         raise RegistryError(f"{where}: unknown metric {metric_raw['name']!r}")
@@ -287,21 +319,30 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
         folder=COMPETITIONS_DIR / cid,
         fixture=merged.get("fixture") or {},
         prepare=merged.get("prepare") or {},
+        data_version=data_versions[chosen],
+        data_versions=data_versions,
     )
 
 
 _REF = re.compile(r"^(?P<id>[^@]+?)(?:@v?(?P<version>\d+))?$")
 
 
-def get(ref: str, version: int | None = None) -> Competition:
-    """The competition ``ref`` (an id, or ``id@N`` for version N); the latest version by default."""
+def get(ref: str, version: int | None = None, *, latest: bool = False) -> Competition:
+    """The competition ``ref`` (an id, or ``id@N`` for version N).
+
+    Without a version it is the published definition (version 1), so that a score is comparable
+    with the paper and the leaderboard; ``latest=True`` selects the newest version instead (the
+    corrected data and metric). An explicit ``@N`` or ``version`` always wins.
+    """
     match = _REF.match(ref.strip())
     if not match:
         raise UnknownCompetitionError(ref, _suggest(ref))
     if match["version"] is not None:
         if version is not None and version != int(match["version"]):
-            raise RegistryError(f"{ref!r} names version {match['version']} but version={version} was passed")
+            raise UsageError(f"{ref!r} names version {match['version']} but version {version} was asked for too")
         version = int(match["version"])
+    if version is None and not latest:
+        version = PUBLISHED_VERSION
     return _build(_read_declaration(match["id"]), version)
 
 
@@ -325,13 +366,13 @@ def split_ids(name: str) -> list[str]:
     if name not in splits:
         close = difflib.get_close_matches(name, list(splits), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise RegistryError(f"Unknown split {name!r}.{hint} Known splits: {', '.join(sorted(splits))}")
+        raise UsageError(f"Unknown split {name!r}.{hint} Known splits: {', '.join(sorted(splits))}")
     return list(splits[name])
 
 
-def load_all(split: str = "all") -> list[Competition]:
-    """Every competition of a split, at its latest version."""
-    return [get(cid) for cid in split_ids(split)]
+def load_all(split: str = "all", *, latest: bool = False) -> list[Competition]:
+    """Every competition of a split, at the published version (the newest with ``latest=True``)."""
+    return [get(cid, latest=latest) for cid in split_ids(split)]
 
 
 def _suggest(name: str) -> list[str]:

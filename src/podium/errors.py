@@ -3,7 +3,9 @@
 The tree::
 
     PodiumError                       anything podium raises on purpose
-    ├── UnknownCompetitionError       an id that is not in the registry (carries close matches)
+    ├── UsageError                    the user's input (a flag, a split, a version, a file) is wrong; says the fix
+    │   ├── UnknownCompetitionError   an id that is not in the registry (carries close matches)
+    │   └── UnknownVersionError       a version the competition does not have
     ├── RegistryError                 a competition declaration that is malformed (a podium bug)
     ├── DataNotFoundError             prepared answers or a sample submission are not where expected
     ├── HarnessError                  podium or its data is broken: never the agent's fault
@@ -26,6 +28,8 @@ __all__ = [
     "PodiumError",
     "RegistryError",
     "UnknownCompetitionError",
+    "UnknownVersionError",
+    "UsageError",
 ]
 
 
@@ -33,7 +37,15 @@ class PodiumError(Exception):
     """Base class of every error podium raises on purpose."""
 
 
-class UnknownCompetitionError(PodiumError, KeyError):
+class UsageError(PodiumError):
+    """The user's input is wrong (a flag, a name, a file); the message names the value and the fix."""
+
+
+class UnknownVersionError(UsageError):
+    """A competition version that does not exist."""
+
+
+class UnknownCompetitionError(UsageError, KeyError):
     """A competition id that the registry does not know."""
 
     def __init__(self, competition_id: str, suggestions: Sequence[str] = ()) -> None:

@@ -11,7 +11,7 @@ import gc
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from podium import competition as registry
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
 from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, numeric_columns, take
@@ -33,6 +34,7 @@ __all__ = [
     "expected_keys",
     "grade",
     "grade_frames",
+    "grade_score",
     "load_answers",
     "score_frames",
 ]
@@ -73,9 +75,35 @@ class GradeReport:
     n_teams: int | None = None
     leaderboard: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: The same submission graded by the competition's other versions that share its data (a version
+    #: that corrects only the metric), so the published and the corrected score sit side by side.
+    other_versions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def summary(self) -> dict[str, Any]:
+        """The version, score and placement only (what ``other_versions`` holds for each version)."""
+        return {key: getattr(self, key) for key in SUMMARY_FIELDS}
+
+
+#: The fields of a grade that ``GradeReport.summary`` keeps.
+SUMMARY_FIELDS = (
+    "competition_version",
+    "score",
+    "valid_submission",
+    "error",
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "percentile",
+    "rank",
+)
+#: Scores are rounded to this many decimals before they are placed on the leaderboard, as the
+#: published grader does (a score within 5e-6 of a threshold earns the medal there too).
+SCORE_DECIMALS = 5
 
 
 def answers_path(competition: Competition, data_dir: Path) -> Path:
@@ -267,8 +295,11 @@ def _report(
     warnings: list[str],
 ) -> GradeReport:
     board = competition.leaderboard
+    if score is not None:
+        score = round(score, SCORE_DECIMALS)
+    # Medals are placed for every competition, whether or not Kaggle itself awarded any there
+    # (``awards_medals`` is information only): the published grader and its results do the same.
     placement = board.place(score) if (board is not None and score is not None) else None
-    medals = competition.awards_medals and placement is not None
     return GradeReport(
         competition_id=competition.id,
         competition_version=competition.version,
@@ -277,10 +308,10 @@ def _report(
         silver_threshold=board.silver if board else None,
         bronze_threshold=board.bronze if board else None,
         median_threshold=board.median if board else None,
-        any_medal=bool(medals and placement and placement.any_medal),
-        gold_medal=bool(medals and placement and placement.gold_medal),
-        silver_medal=bool(medals and placement and placement.silver_medal),
-        bronze_medal=bool(medals and placement and placement.bronze_medal),
+        any_medal=bool(placement and placement.any_medal),
+        gold_medal=bool(placement and placement.gold_medal),
+        silver_medal=bool(placement and placement.silver_medal),
+        bronze_medal=bool(placement and placement.bronze_medal),
         above_median=bool(placement and placement.above_median),
         submission_exists=exists,
         valid_submission=valid,
@@ -298,47 +329,72 @@ def _report(
 
 
 def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
-    """Grade an already-read submission (used by grade and by tests)."""
+    """Grade an already-read submission, and beside it under every other version that grades the same data."""
+    return _graded_by_every_version(competition, lambda c: _grade_frames(c, answers, submission, path))
+
+
+def _graded_by_every_version(competition: Competition, grade_one: Callable[[Competition], GradeReport]) -> GradeReport:
+    """``grade_one`` at ``competition``'s version, with the other versions that share its data in ``other_versions``."""
+    report = grade_one(competition)
+    for version in competition.same_data_versions:
+        report.other_versions.append(grade_one(registry.get(competition.id, version)).summary())
+    return report
+
+
+def _grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
     try:
         score, warnings = score_frames(competition, answers, submission)
     except InvalidSubmissionError as exc:
-        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
+        return _invalid(competition, path, str(exc))
     if math.isnan(score):
         undefined = "the metric is undefined for these predictions (e.g. a constant column under a correlation)"
         return _report(competition, path, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
     return _report(competition, path, exists=True, valid=True, score=score, error=None, warnings=warnings)
 
 
+def grade_score(competition: Competition, score: float, submission_path: str | Path = "") -> GradeReport:
+    """The report of a valid submission whose score is already known: rounded and placed as ``grade`` would."""
+    return _report(competition, Path(submission_path), exists=True, valid=True, score=score, error=None, warnings=[])
+
+
+def _invalid(competition: Competition, path: Path, error: str, *, exists: bool = True) -> GradeReport:
+    return _report(competition, path, exists=exists, valid=False, score=None, error=error, warnings=[])
+
+
 def grade(competition: Competition, submission_path: str | Path, data_dir: str | Path | None = None) -> GradeReport:
     """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``."""
     path = Path(submission_path)
-    answers = load_answers(competition, Path(data_dir) if data_dir else default_data_dir())
-    if not path.is_file():
-        return _report(
-            competition, path, exists=False, valid=False, score=None, error=f"no submission file at {path}", warnings=[]
-        )
-    if path.suffix.lower() != ".csv":
-        return _report(
-            competition,
-            path,
-            exists=True,
-            valid=False,
-            score=None,
-            error=f"the submission must be a .csv file, got {path.name}",
-            warnings=[],
-        )
+    root = Path(data_dir) if data_dir else default_data_dir()
+    answers = load_answers(competition, root)
+    problem = _unreadable(path)
+    if problem is not None:
+        exists, error = problem
+        return _graded_by_every_version(competition, lambda c: _invalid(c, path, error, exists=exists))
     try:
         frame = read_csv(path, numeric=numeric_columns(competition.columns))
     except InvalidSubmissionError as exc:
-        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
+        message = str(exc)
+        return _graded_by_every_version(competition, lambda c: _invalid(c, path, message))
     report = grade_frames(competition, answers, frame, path)
-    prepared_as = _prepared_version(competition, Path(data_dir) if data_dir else default_data_dir())
-    if prepared_as is not None and prepared_as != competition.version:
+    prepared_as = _prepared_version(competition, root)
+    if prepared_as is not None and not competition.shares_data_with(prepared_as):
         report.warnings.append(
-            f"the data was prepared for version {prepared_as}, graded as version {competition.version}; "
-            f"grade with {competition.id}@{prepared_as} or prepare again with --force"
+            f"the data was prepared for version {prepared_as}, graded as {competition.ref}, which needs the data "
+            f"of version {competition.data_version}; grade with {competition.id}@{prepared_as} or prepare again "
+            "with --force"
         )
     return report
+
+
+def _unreadable(path: Path) -> tuple[bool, str] | None:
+    """Why ``path`` cannot be a submission, as (whether something is there, the message); None if it can."""
+    if path.is_dir():
+        return True, f"the submission {path} is a directory, not a CSV file"
+    if not path.is_file():
+        return False, f"no submission file at {path}"
+    if path.suffix.lower() != ".csv":
+        return True, f"the submission must be a .csv file, got {path.name}"
+    return None
 
 
 def _prepared_version(competition: Competition, data_dir: Path) -> int | None:

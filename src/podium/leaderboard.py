@@ -1,8 +1,9 @@
 """Kaggle private-leaderboard figures and the medal rules: pure functions, no I/O.
 
-Medal thresholds follow Kaggle's team-count tiers (see ``medal_positions``); a score earns a medal
-when it is at least as good as the threshold, and is "above median" when strictly better than the
-median of all leaderboard scores.
+Medal thresholds follow Kaggle's team-count tiers (see ``medal_positions``). As in the published
+benchmark's grader, the medal flags are exclusive: a score earns the best medal whose threshold it
+reaches (at least as good as the threshold), and only that one, so a gold is not also a silver. A
+score is "above median" when strictly better than the median of all leaderboard scores.
 """
 
 from __future__ import annotations
@@ -11,8 +12,13 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Literal
 
-__all__ = ["Leaderboard", "Placement", "medal_positions"]
+__all__ = ["MEDALS", "Leaderboard", "Medal", "Placement", "medal_positions"]
+
+Medal = Literal["gold", "silver", "bronze"]
+#: Best first.
+MEDALS: tuple[Medal, ...] = ("gold", "silver", "bronze")
 
 
 def medal_positions(n_teams: int) -> tuple[int, int, int]:
@@ -32,16 +38,26 @@ def medal_positions(n_teams: int) -> tuple[int, int, int]:
 class Placement:
     """Where one score lands on a leaderboard."""
 
-    gold_medal: bool
-    silver_medal: bool
-    bronze_medal: bool
+    medal: Medal | None  # the best medal reached; the flags below are exclusive
     above_median: bool
     percentile: float  # share of leaderboard teams strictly beaten, in [0, 1]
     rank: int  # the 1-based place the score would have had
 
     @property
+    def gold_medal(self) -> bool:
+        return self.medal == "gold"
+
+    @property
+    def silver_medal(self) -> bool:
+        return self.medal == "silver"
+
+    @property
+    def bronze_medal(self) -> bool:
+        return self.medal == "bronze"
+
+    @property
     def any_medal(self) -> bool:
-        return self.gold_medal or self.silver_medal or self.bronze_medal
+        return self.medal is not None
 
 
 @dataclass(frozen=True)
@@ -95,10 +111,9 @@ class Leaderboard:
     def place(self, score: float) -> Placement:
         """Medals, above-median, percentile and rank of ``score``."""
         beaten = self._share_beaten(score)
+        thresholds = {"gold": self.gold, "silver": self.silver, "bronze": self.bronze}
         return Placement(
-            gold_medal=self.better_or_equal(score, self.gold),
-            silver_medal=self.better_or_equal(score, self.silver),
-            bronze_medal=self.better_or_equal(score, self.bronze),
+            medal=next((m for m in MEDALS if self.better_or_equal(score, thresholds[m])), None),
             above_median=score > self.median if self.higher_is_better else score < self.median,
             percentile=beaten,
             rank=round(self.n_teams * (1 - beaten)) + 1 if beaten < 1 else 1,

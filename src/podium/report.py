@@ -2,6 +2,11 @@
 
 For each agent and seed, each rate is the share of the run group's competitions (in %); the table
 reports the mean of those per-seed rates and its standard error over seeds (none with one seed).
+
+Every report names the definitions it grades by: the published ones (version 1 of every
+competition, comparable with the paper and the leaderboard) or later versions. Where a later
+version corrects only the grading of the same data, each run was graded both ways, and the report
+shows the corrected scores and rates beside the published ones.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RATES", "aggregate", "write_report"]
+__all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_report"]
 
 #: (column in the index, label in the table)
 RATES = (
@@ -60,32 +65,74 @@ def _fmt(rate: Mapping[str, float | None]) -> str:
     return f"{mean:.1f}" if sem is None else f"{mean:.1f} ± {sem:.1f}"
 
 
-def _markdown(
-    group: str, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], leaderboards: Mapping[str, str]
-) -> str:
-    lines = [f"# Run group `{group}`", "", "## Per agent (% of competitions; mean ± SEM over seeds)", ""]
+def definitions(rows: Iterable[Mapping[str, Any]]) -> str:
+    """Which definitions the rows were graded by, in words."""
+    later = sorted({f"{r['competition_id']}@{r['competition_version']}" for r in rows if r["competition_version"] != 1})
+    if not later:
+        return "published definitions (version 1 of every competition, as MLE-bench grades them)"
+    return f"published definitions except {', '.join(later)}"
+
+
+def corrected_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as the newest version that grades the same data scores them (unchanged where there is none)."""
+    out = []
+    for row in rows:
+        newer = [v for v in row.get("other_versions") or () if v["competition_version"] > row["competition_version"]]
+        out.append({**row, **max(newer, key=lambda v: v["competition_version"])} if newer else dict(row))
+    return out
+
+
+def _rates_table(summary: Mapping[str, Any]) -> list[str]:
     header = ["agent", "seeds", "competitions"] + [label for _, label in RATES]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for agent, data in summary.items():
         cells = [agent, str(data["seeds"]), str(data["competitions"])] + [
             _fmt(data["rates"][label]) for _, label in RATES
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "## Per run",
-        "",
-        "| competition | agent | seed | score | medal | above median | valid | leaderboard |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        medal = next((m for m in ("gold", "silver", "bronze") if r[f"{m}_medal"]), "-")
-        score = "-" if r["score"] is None else f"{r['score']:.5g}"
-        board = leaderboards.get(r["competition_id"], "none")
-        lines.append(
-            f"| {r['competition_id']}@{r['competition_version']} | {r['agent']} | {r['seed']} | {score} | {medal} | "
-            f"{'yes' if r['above_median'] else 'no'} | {'yes' if r['valid_submission'] else 'no'} | {board} |"
-        )
+    return lines
+
+
+def _medal(row: Mapping[str, Any]) -> str:
+    return next((m for m in ("gold", "silver", "bronze") if row[f"{m}_medal"]), "-")
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.5g}"
+
+
+def _markdown(
+    group: str, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], leaderboards: Mapping[str, str]
+) -> str:
+    lines = [f"# Run group `{group}`", "", f"Graded by the {definitions(rows)}.", ""]
+    lines += ["## Per agent (% of competitions; mean ± SEM over seeds)", "", *_rates_table(summary)]
+    corrected = corrected_rows(rows)
+    changed = sorted(
+        {f"{r['competition_id']}@{r['competition_version']}" for r in corrected}
+        - {f"{r['competition_id']}@{r['competition_version']}" for r in rows}
+    )
+    if changed:
+        lines += [
+            "",
+            f"Beside it, the same runs graded by the corrected metric of {', '.join(changed)} (same data, newer "
+            "version; not comparable with the published leaderboard numbers):",
+            "",
+            *_rates_table(aggregate(corrected)),
+        ]
+    head = ["competition", "agent", "seed", "score", "medal"]
+    if changed:
+        head += ["corrected score", "corrected medal"]
+    head += ["above median", "valid", "leaderboard"]
+    lines += ["", "## Per run", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r, c in zip(rows, corrected, strict=True):
+        cells = [f"{r['competition_id']}@{r['competition_version']}", r["agent"], str(r["seed"])]
+        cells += [_score(r["score"]), _medal(r)]
+        if changed:
+            same = c["competition_version"] == r["competition_version"]
+            cells += ["" if same else f"{_score(c['score'])} (v{c['competition_version']})", "" if same else _medal(c)]
+        cells += ["yes" if r["above_median"] else "no", "yes" if r["valid_submission"] else "no"]
+        cells.append(leaderboards.get(r["competition_id"], "none"))
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Leaderboards marked `reference` come from podium's reference solutions, not from Kaggle."]
     return "\n".join(lines) + "\n"
 
@@ -103,7 +150,14 @@ def write_report(
     """Write report.json and report.md for a run group; returns both paths."""
     folder.mkdir(parents=True, exist_ok=True)
     summary = aggregate(rows)
-    data = {"run_group": group, "agents": summary, "runs": [dict(r) for r in rows], "leaderboards": dict(leaderboards)}
+    data = {
+        "run_group": group,
+        "definitions": definitions(rows),
+        "agents": summary,
+        "agents_corrected": aggregate(corrected_rows(rows)),
+        "runs": [dict(r) for r in rows],
+        "leaderboards": dict(leaderboards),
+    }
     json_path, md_path = folder / "report.json", folder / "report.md"
     _atomic_write(json_path, json.dumps(data, indent=2) + "\n")
     _atomic_write(md_path, _markdown(group, rows, summary, leaderboards))

@@ -419,6 +419,9 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
                 continue
             g = record["grade"]
             outcome = f"score {g['score']:.5g}" if g["score"] is not None else f"no score ({g['error']})"
+            for other in g.get("other_versions") or ():
+                if other["score"] is not None:
+                    outcome += f" (version {other['competition_version']}: {other['score']:.5g})"
             if record["agent_result"]["killed_for"]:
                 outcome += f"; the agent was stopped at its {record['agent_result']['killed_for']} limit"
             print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: {outcome}", file=sys.stderr)

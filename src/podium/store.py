@@ -37,9 +37,12 @@ CREATE TABLE IF NOT EXISTS runs (
     any_medal INTEGER NOT NULL,
     record_path TEXT NOT NULL,
     finished_at TEXT NOT NULL,
+    other_versions TEXT NOT NULL DEFAULT '[]',
     UNIQUE (run_group, competition_id, seed, agent)
 )
 """
+#: Columns added after the first schema, with their declarations, for indexes written by older podiums.
+_ADDED_COLUMNS = {"other_versions": "TEXT NOT NULL DEFAULT '[]'"}
 
 
 class RunStore:
@@ -50,6 +53,10 @@ class RunStore:
         root.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute(_SCHEMA)
+            present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+            for name, declaration in _ADDED_COLUMNS.items():
+                if name not in present:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {declaration}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -79,7 +86,7 @@ class RunStore:
             record["status"], grade.get("score"), int(bool(grade.get("valid_submission"))),
             int(bool(grade.get("submission_exists"))), int(bool(grade.get("above_median"))), int(bool(grade.get("gold_medal"))),
             int(bool(grade.get("silver_medal"))), int(bool(grade.get("bronze_medal"))), int(bool(grade.get("any_medal"))),
-            str(record_path), record["finished_at"],
+            str(record_path), record["finished_at"], json.dumps(grade.get("other_versions") or []),
         )  # fmt: skip
         with self._connect() as db:
             db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(values))})", values)
@@ -107,4 +114,7 @@ class RunStore:
                 cursor = db.execute("SELECT * FROM runs" + order)
             else:
                 cursor = db.execute("SELECT * FROM runs WHERE run_group=?" + order, (group,))
-            return [dict(row) for row in cursor.fetchall()]
+            rows = [dict(row) for row in cursor.fetchall()]
+        for row in rows:
+            row["other_versions"] = json.loads(row.get("other_versions") or "[]")
+        return rows

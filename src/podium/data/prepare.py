@@ -133,7 +133,7 @@ def _run_prepare(competition: Competition, raw: Path, public: Path, private: Pat
     private.mkdir(parents=True)
     module = _prepare_module(competition.folder)
     if module is not None:
-        module.prepare(raw, public, private, version=competition.version)
+        module.prepare(raw, public, private, version=competition.data_version)
         return
     spec = competition.prepare.get("split")
     if spec is None:
@@ -200,10 +200,14 @@ def prepare_competition(
     paths = CompetitionPaths(data_dir, competition.id)
     record = paths.record()
     if record is not None and not force:
-        if record.get("version") == competition.version:
-            return PrepareOutcome(competition.id, "skipped", f"already prepared (version {competition.version})", 0.0)
+        if competition.shares_data_with(record.get("version")):
+            return PrepareOutcome(
+                competition.id, "skipped", f"already prepared (data of version {competition.data_version})", 0.0
+            )
         raise PrepareError(
-            f"{competition.id} is prepared at version {record.get('version')}, not {competition.version}; pass --force to prepare again"
+            f"{competition.id} is prepared with the data of version {record.get('version')}, but {competition.ref} "
+            f"needs the data of version {competition.data_version}. Fix: pass --force to prepare again "
+            f"(or grade and run {competition.id}@{record.get('version')})"
         )
     paths.root.mkdir(parents=True, exist_ok=True)
     for stale in paths.stale_staging():
@@ -226,7 +230,11 @@ def prepare_competition(
         leaks = scan_for_leaks(competition, staging / "public", staging / "private", test_ids)
         if leaks:
             raise HarnessError(f"{competition.id}: the leak scan found: " + "; ".join(leaks))
-        marker = {"competition_id": competition.id, "version": competition.version, "checksums": digest_tree(staging)}
+        marker = {
+            "competition_id": competition.id,
+            "version": competition.data_version,
+            "checksums": digest_tree(staging),
+        }
         (staging / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
         if paths.prepared.exists():
             shutil.rmtree(paths.prepared)
@@ -236,7 +244,8 @@ def prepare_competition(
     if not keep_raw and source is None:
         shutil.rmtree(paths.raw, ignore_errors=True)
         paths.zip.unlink(missing_ok=True)
-    return PrepareOutcome(competition.id, "prepared", f"version {competition.version}", time.monotonic() - started)
+    detail = f"data of version {competition.data_version}"
+    return PrepareOutcome(competition.id, "prepared", detail, time.monotonic() - started)
 
 
 def prepare_many(

@@ -32,13 +32,16 @@ def verify(competition: Competition, data_dir: Path) -> VerifyResult:
     if record is None:
         return VerifyResult(competition.id, "not prepared", [f"no prepared data under {paths.root}"])
     problems = []
-    if record.get("version") != competition.version:
-        problems.append(f"prepared at version {record.get('version')}, the registry's is {competition.version}")
+    if not competition.shares_data_with(record.get("version")):
+        problems.append(
+            f"prepared with the data of version {record.get('version')}; {competition.ref} needs that of "
+            f"version {competition.data_version} (prepare again with --force)"
+        )
     actual = digest_tree(paths.prepared)
     problems += compare(record.get("checksums", {}), actual)
     reference = competition.folder / "checksums.json"
     if reference.is_file():
-        published = json.loads(reference.read_text(encoding="utf-8")).get(str(competition.version))
+        published = json.loads(reference.read_text(encoding="utf-8")).get(str(competition.data_version))
         if published:
             problems += [f"reference: {p}" for p in compare(published, actual)]
     return VerifyResult(competition.id, "mismatch" if problems else "ok", problems)

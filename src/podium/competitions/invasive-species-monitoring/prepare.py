@@ -47,7 +47,9 @@ def _extract_train(raw: Path) -> Path:
 
 def _pack(archive: Path, folder: str, images: list[Path], *, with_images: bool) -> None:
     """Version 2: {folder}/{file} for every image, stored uncompressed (JPEGs do not shrink).
-    Version 1: what the published write() of the folder produced, a lone directory entry."""
+    Version 1: what the published write() of the folder produced, a lone directory entry. There it is
+    named after the folder's absolute path on the preparing machine; here after the folder alone, with a
+    fixed time, so that preparing twice gives the same bytes."""
     import py7zr
 
     if with_images:
@@ -57,8 +59,9 @@ def _pack(archive: Path, folder: str, images: list[Path], *, with_images: bool) 
         return
     empty = archive.parent.resolve() / folder
     empty.mkdir()
+    os.utime(empty, (0, 0))
     with py7zr.SevenZipFile(archive, "w") as handle:
-        handle.write(empty)
+        handle.write(empty, arcname=folder)
     empty.rmdir()
 
 
