@@ -92,7 +92,11 @@ def _values(
         else:
             height, width = opts.get("shape", (16, 16))
             heights, widths = np.full(n, height), np.full(n, width)
-        return np.array([_rle(rng, int(h), int(w)) for h, w in zip(heights, widths, strict=True)], dtype=object)
+        cells = [_rle(rng, int(h), int(w)) for h, w in zip(heights, widths, strict=True)]
+        if opts.get("missing") == "invalid":  # the empty cell is not an empty mask there
+            empty = str(opts.get("empty_tokens", ["1 1"])[0])
+            cells = [cell or empty for cell in cells]
+        return np.array(cells, dtype=object)
     if kind == "boxes":
         labels = [str(v) for v in opts.get("labels", ["a", "b"])]
         return np.array([_boxes(rng, opts["format"], labels, int(rng.integers(1, 4))) for _ in range(n)], dtype=object)

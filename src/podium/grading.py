@@ -40,6 +40,11 @@ __all__ = [
 ]
 
 
+#: An input naming no column: each aligned row's position in the submission file
+#: (``inputs: {file_rows: submission.@row}``), for graders whose result depends on file order.
+FILE_ROW = "@row"
+
+
 def default_data_dir() -> Path:
     """Where prepared competitions live: ``$PODIUM_DATA_DIR``, else the per-user cache dir."""
     if env := os.environ.get("PODIUM_DATA_DIR"):
@@ -190,6 +195,7 @@ class CheckedSubmission:
     columns: dict[str, Values]
     expected_order: np.ndarray
     warnings: list[str]
+    file_rows: np.ndarray | None = None  # the submission's row (0-based, header excluded) of each aligned row
 
 
 def check_submission(competition: Competition, frame: Frame, expected_keys: Values) -> CheckedSubmission:
@@ -209,8 +215,8 @@ def check_submission(competition: Competition, frame: Frame, expected_keys: Valu
     if alignment.ignored_extra_rows:
         warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
     aligned = {k: take(v, alignment.submission_order) for k, v in submission.items()}
-    _check_row_sums(competition, aligned)
-    return CheckedSubmission(aligned, alignment.answer_order, warnings)
+    _check_row_sums(competition, aligned, alignment.submission_order)
+    return CheckedSubmission(aligned, alignment.answer_order, warnings, alignment.submission_order)
 
 
 def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> Values:
@@ -236,7 +242,9 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     if spec.where:
         used_answers.add(spec.where["column"])
     answers = {k: as_numpy(take(converted[k], checked.expected_order)) for k in used_answers}
-    submission = {k: as_numpy(checked.columns[k]) for k in used_submission}
+    submission = {k: as_numpy(checked.columns[k]) for k in used_submission - {FILE_ROW}}
+    if FILE_ROW in used_submission and checked.file_rows is not None:
+        submission[FILE_ROW] = checked.file_rows
     if spec.where:
         keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
@@ -267,20 +275,48 @@ def _input_columns(inputs: Mapping[str, Any], side: str) -> set[str]:
     return names
 
 
-def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
+def _row_sums_ok(sums: np.ndarray, rule: Mapping[str, Any]) -> tuple[np.ndarray, str]:
+    """Which row sums pass the declared rule, and the rule in words.
+
+    ``mode: abs`` (default): |sum - 1| <= ``tolerance``. ``mode: isclose``: numpy ``isclose(sum,
+    1, rtol, atol)``, i.e. |sum - 1| <= atol + rtol. ``mode: round``: the sum rounded to
+    ``decimals`` equals 1, with numpy's rounding (pandas ``Series.round``) or, with ``rounding:
+    python``, Python's ``round``.
+    """
+    mode = rule.get("mode", "abs")
+    if mode == "abs":
+        tolerance = float(rule.get("tolerance", 1e-6))
+        return np.abs(sums - 1.0) <= tolerance, f"|sum - 1| <= {tolerance:g}"
+    if mode == "isclose":
+        rtol, atol = float(rule.get("rtol", 1e-5)), float(rule.get("atol", 1e-8))
+        return np.isclose(sums, 1.0, rtol=rtol, atol=atol), f"|sum - 1| <= {atol:g} + {rtol:g}"
+    if mode == "round":
+        decimals = int(rule["decimals"])
+        if rule.get("rounding", "numpy") == "python":
+            ok = np.fromiter((round(s, decimals) == 1 for s in sums.tolist()), dtype=bool, count=sums.size)
+        else:
+            ok = np.round(sums, decimals) == 1
+        return ok, f"the sum rounded to {decimals} decimals equals 1"
+    raise ValueError(f"unknown row_sum mode {mode!r}")
+
+
+def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray], file_rows: np.ndarray) -> None:
     rule = competition.checks.get("row_sum")
     if not rule:
         return
     names = list(rule["columns"])
-    sums = np.column_stack([as_numpy(submission[n]) for n in names]).sum(axis=1)
-    tolerance = float(rule.get("tolerance", 1e-6))
-    off = np.abs(sums - 1.0) > tolerance
-    if off.any():
-        examples = [f"row sum {s:.6f}" for s in sums[off][:5]]
+    sums = np.array(as_numpy(submission[names[0]]), dtype=np.float64)
+    for name in names[1:]:  # column by column, left to right: the order pandas' row sum adds in
+        sums = sums + as_numpy(submission[name])
+    ok, stated = _row_sums_ok(sums, rule)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        order = np.argsort(file_rows[bad], kind="stable")[:5]
+        examples = [f"row {int(file_rows[bad[i]]) + 2}: sum {sums[bad[i]]:.10f}" for i in order]
         raise InvalidSubmissionError(
-            f"probabilities over {len(names)} columns must sum to 1 on every row (tolerance {tolerance:g}); {int(off.sum())} row(s) do not",
+            f"probabilities over {len(names)} columns must sum to 1 on every row ({stated}); {bad.size} row(s) do not",
             examples=examples,
-            fix="normalise each row (divide by its sum)",
+            fix="normalise each row (divide every probability by the row's sum)",
         )
 
 

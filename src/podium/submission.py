@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from podium.competition import Column, Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError
+from podium.published_reader import NA_MARKERS, NUMBER_OR_BOOL, pandas_text
 from podium.table import Frame, from_numpy, strings, to_numpy
 
 __all__ = [
@@ -42,6 +43,7 @@ _TRUE = strings(["true", "1", "1.0", "yes"])
 _FALSE = strings(["false", "0", "0.0", "no"])
 _RLE = r"^\s*(\d+\s+\d+(\s+\d+\s+\d+)*)?\s*$"
 _TEXT_KINDS = frozenset({"id", "label", "text", "tokens", "boxes", "rle"})
+_NA_MARKERS = strings(sorted(NA_MARKERS))
 
 
 def _arrow(values: Any) -> pa.Array | pa.ChunkedArray:
@@ -109,6 +111,10 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
         exact = pa.types.is_integer(raw.type) and not raw.null_count  # nulls: empty or NaN-like cells
         numbers = to_numpy(raw) if exact else to_numpy(pc.cast(raw, pa.float64()), fill=np.nan)
         return _check_numbers(column, numbers, raw, keys)
+    if column.options.get("missing") == "invalid":
+        _check_not_missing(column, raw, keys)
+    if column.options.get("pandas_text"):
+        return _as_pandas_reads(raw)
     if kind == "text":
         return raw
     text = pc.utf8_trim_whitespace(raw)
@@ -138,6 +144,36 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None) -
         rule = "has empty cells" if (empty == not_number).all() else "has values that are not numbers"
         _fail(not_number, f"column {name!r} {rule}", f"write a number in every row of {name!r}", raw, keys)
     return _check_numbers(column, numbers, raw, keys)
+
+
+def _check_not_missing(column: Column, raw: pa.Array | pa.ChunkedArray, keys: Values | None) -> None:
+    """``missing: invalid``: the published grader reads these cells as NaN and cannot score them."""
+    empty_tokens = list(column.options.get("empty_tokens", ()))
+    fix = f"write a prediction in every row of {column.name!r}"
+    if empty_tokens:
+        fix += f" ({empty_tokens[0]!r} for an empty mask)"
+    _fail(
+        _mask(pc.is_in(raw, value_set=_NA_MARKERS)),
+        f"column {column.name!r} has empty cells or missing-value markers (NA, NaN, null, None, ...), "
+        "which the published grader cannot score",
+        fix,
+        raw,
+        keys,
+    )
+
+
+def _as_pandas_reads(raw: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``pandas_text: true``: the cells as the published grader's pandas read and ``astype(str)``
+    give them (untrimmed; missing cells become "nan"; see :mod:`podium.published_reader`)."""
+    array = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+    missing = pc.is_in(array, value_set=_NA_MARKERS)
+
+    def has_text(cells: pa.Array, missing: pa.Array) -> bool:
+        return not _mask(pc.or_(missing, pc.match_substring_regex(cells, NUMBER_OR_BOOL))).all()
+
+    if has_text(array[:1000], missing[:1000]) or has_text(array, missing):  # one cell of plain text
+        return pc.if_else(missing, pa.scalar("nan"), array)  # makes a text column
+    return strings(pandas_text(array.to_pylist()))  # every cell a number, a boolean or missing
 
 
 def _check_numbers(column: Column, numbers: np.ndarray, raw: Any, keys: Values | None) -> np.ndarray:
@@ -198,6 +234,11 @@ def check_columns(competition: Competition, frame: Frame) -> list[str]:
             fix=f"use the header of the sample submission: {','.join(competition.column_names)}",
         )
     extra = [c for c in frame.names if c not in competition.column_names]
+    if extra and competition.matching.get("extra_columns") is False:
+        raise InvalidSubmissionError(
+            f"unexpected column(s) {', '.join(map(repr, extra))}; the published grader accepts only the sample submission's columns",
+            fix=f"write exactly the columns {','.join(competition.column_names)} (no index column)",
+        )
     return [f"ignored extra column(s): {', '.join(map(repr, extra))}"] if extra else []
 
 

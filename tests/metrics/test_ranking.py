@@ -200,16 +200,16 @@ def test_count_inversions_matches_quadratic_count(values: list[int]) -> None:
 # ---------------------------------------------------------------- MAP@k
 
 
-def slow_map_at_k(true: list[str], pred: list[str], k: int) -> float:
+def slow_map_at_k(true: list[str], pred: list[str], k: int, separator: str | None = None) -> float:
     scores = []
     for truth, guess in zip(true, pred, strict=True):
-        relevant = set(truth.split())
+        relevant = set(truth.split(separator))
         if not relevant:
             scores.append(0.0)
             continue
         seen: set[str] = set()
         hits = total = 0.0
-        for rank, item in enumerate(guess.split()[:k], start=1):
+        for rank, item in enumerate(guess.split(separator)[:k], start=1):
             if item in relevant and item not in seen:
                 hits += 1
                 total += hits / rank
@@ -272,3 +272,16 @@ def test_grouped_inversions_match_one_pass_over_the_whole_sequence(groups: list[
     positions = np.arange(flat.size, dtype=np.int64) - starts[rows]
     expected = _count_inversions(flat + starts[rows])  # global ranks: groups never invert each other
     assert _count_inversions_by_group(flat, rows, positions, counts) == expected
+
+
+@FAST
+@given(st.data())
+def test_map_at_k_single_space_split_matches_the_published_lists(data) -> None:
+    """separator=" ": both sides split with str.split(" "), so runs of spaces make empty guesses."""
+    n = data.draw(st.integers(1, 12))
+    cell = st.text(alphabet="ab0 ", max_size=10)
+    true = data.draw(st.lists(cell, min_size=n, max_size=n))
+    pred = data.draw(st.lists(cell, min_size=n, max_size=n))
+    k = data.draw(st.integers(1, 6))
+    expected = slow_map_at_k(true, pred, k, separator=" ")
+    assert map_at_k(cells(*true), cells(*pred), k=k, separator=" ") == pytest.approx(expected, abs=1e-12)

@@ -140,15 +140,39 @@ def accuracy(y_true: AnyArray, y_pred: AnyArray) -> float:
     return _mean(np.asarray(y_true == y_pred, dtype=bool))
 
 
-def error_rate(y_true: AnyArray, y_pred: AnyArray, *, first_token: bool = False) -> float:
+def error_rate(y_true: AnyArray, y_pred: AnyArray, *, first_token: bool = False, integer: bool = False) -> float:
     """1 - accuracy; with ``first_token`` only the first whitespace token of each predicted
     string is compared (an empty prediction compares as "").
 
-    Used by inaturalist-2019-fgvc6 (first_token=True: "5 17 3" counts as "5").
+    With ``integer`` both sides are compared as Python integers (``int()``: "05" equals "5"), and
+    a prediction whose (first) token is not an integer, or that has no token, is invalid.
+
+    Used by inaturalist-2019-fgvc6 (first_token and integer: "5 17 3" counts as 5).
     """
     if first_token:
         y_pred = np.array([(s.split(None, 1) or [""])[0] for s in y_pred.tolist()], dtype=object)
+    if integer:
+        y_true = np.array([int(v) for v in y_true.tolist()], dtype=object)
+        y_pred = _integers(y_pred)
     return 1.0 - accuracy(y_true, y_pred)
+
+
+def _integers(cells: AnyArray) -> AnyArray:
+    values: list[int | None] = []
+    bad = []
+    for row, cell in enumerate(cells.tolist()):
+        try:
+            values.append(int(cell))
+        except ValueError:
+            values.append(None)
+            bad.append(f"row {row + 1}: {cell!r}")
+    if bad:
+        raise InvalidSubmissionError(
+            f"{len(bad)} prediction(s) are not integers (the first token of each cell is read with int())",
+            examples=bad,
+            fix="write the predicted class id as an integer (a space-separated list may follow it)",
+        )
+    return np.array(values, dtype=object)
 
 
 # --------------------------------------------------------------------------- AUC family

@@ -115,15 +115,15 @@ def _class_ids(records: _Records, answers: bool) -> IntArray:
 
 
 def _coco_annotations(
-    records: _Records, classes: IntArray, corners_as_xywh: bool, scores: bool
+    records: _Records, classes: IntArray, corners_as_xywh: bool, scores: bool, ids: IntArray
 ) -> list[dict[str, object]]:
     x0, y0, x1, y1 = records.numbers[:, 2:6].T
     bbox = np.column_stack([x0, y0, x1, y1] if corners_as_xywh else [x0, y0, x1 - x0, y1 - y0])
     area = (x1 - x0) * (y1 - y0)
     annotations: list[dict[str, object]] = [
-        {"id": k + 1, "image_id": row, "category_id": cls, "bbox": box, "area": a, "iscrowd": 0}
-        for k, (row, cls, box, a) in enumerate(
-            zip(records.rows.tolist(), classes.tolist(), bbox.tolist(), area.tolist(), strict=True)
+        {"id": k, "image_id": row, "category_id": cls, "bbox": box, "area": a, "iscrowd": 0}
+        for k, row, cls, box, a in zip(
+            ids.tolist(), records.rows.tolist(), classes.tolist(), bbox.tolist(), area.tolist(), strict=True
         )
     ]
     if scores:
@@ -132,12 +132,40 @@ def _coco_annotations(
     return annotations
 
 
+def _check_separated_by(cells: Sequence[str] | npt.NDArray[np.object_], separator: str) -> None:
+    """Every token of every cell separated by exactly ``separator`` (no empty or run-together tokens)."""
+    bad = []
+    for row, cell in enumerate(cells):
+        tokens = [token.strip() for token in cell.split(separator)]
+        if any(not token or len(token.split()) > 1 for token in tokens):
+            bad.append(f"row {row + 1}: {cell[:40]!r}")
+    if bad:
+        _reject(
+            False,
+            f"box string: tokens must be separated by exactly one {separator!r} (the published grader "
+            "splits on it, so a doubled, leading or trailing separator, or a tab, leaves a token it cannot read)",
+            bad,
+            f"join the numbers with single {separator!r} characters and nothing else",
+        )
+
+
+def _annotation_ids(records: _Records, first_id: int, order_rows: IntArray | None) -> IntArray:
+    """Ids numbered from ``first_id`` in record order, or in the order of ``order_rows[row]`` (stable)."""
+    ids = np.empty(len(records.rows), dtype=np.int64)
+    order = np.arange(len(ids)) if order_rows is None else np.argsort(order_rows[records.rows], kind="stable")
+    ids[order] = np.arange(first_id, first_id + len(ids))
+    return ids
+
+
 def coco_map(
     y_true: npt.NDArray[np.object_],
     y_pred: npt.NDArray[np.object_],
     *,
     iou_threshold: float = 0.4,
     corners_as_xywh: bool = True,
+    first_id: int = 1,
+    separator: str | None = None,
+    file_rows: IntArray | None = None,
 ) -> float:
     """COCO mAP at one IoU threshold, via pycocotools.
 
@@ -148,6 +176,13 @@ def coco_map(
     y_max] to COCO as [x, y, w, h] (on both sides); False converts the corners to a width and
     height. An empty prediction cell is invalid (the published grader fails on it). NaN when the
     answers hold no box.
+
+    Annotation ids are numbered from ``first_id``: true boxes in answer order, predicted boxes in
+    the order of ``file_rows`` (each row's position in the submission file) when given, else in
+    row order. pycocotools reads an id of 0 as "unmatched", so ``first_id=0`` reproduces the
+    published grader, where the first true box can never be matched and the first predicted box
+    leaves the true box it matches free for another. ``separator=" "`` rejects cells whose tokens
+    are not separated by single spaces, as the published parser (``split(" ")``) fails on them.
     """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
@@ -155,19 +190,26 @@ def coco_map(
     layout = "class_id confidence x_min y_min x_max y_max"
     truth = _parse(y_true, layout, answers=True)
     pred = _parse(y_pred, layout, answers=False, allow_empty=False)
+    if separator is not None:
+        _check_separated_by(y_pred, separator)
     true_classes, pred_classes = _class_ids(truth, True), _class_ids(pred, False)
+    pred_order = None if file_rows is None else np.asarray(file_rows, dtype=np.int64)
     images = [{"id": i} for i in range(len(y_true))]
     categories = [{"id": c, "name": str(c)} for c in unique(true_classes).tolist()]
     datasets = (
         {
             "images": images,
             "categories": categories,
-            "annotations": _coco_annotations(truth, true_classes, corners_as_xywh, False),
+            "annotations": _coco_annotations(
+                truth, true_classes, corners_as_xywh, False, _annotation_ids(truth, first_id, None)
+            ),
         },
         {
             "images": images,
             "categories": categories,
-            "annotations": _coco_annotations(pred, pred_classes, corners_as_xywh, True),
+            "annotations": _coco_annotations(
+                pred, pred_classes, corners_as_xywh, True, _annotation_ids(pred, first_id, pred_order)
+            ),
         },
     )
     with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints progress and a table

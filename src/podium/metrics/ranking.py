@@ -201,7 +201,7 @@ def kendall_tau_pooled(y_true: StrArray, y_pred: StrArray) -> float:
     return 1.0 - 4.0 * inversions / pairs
 
 
-def map_at_k(y_true: StrArray, y_pred: StrArray, *, k: int) -> float:
+def map_at_k(y_true: StrArray, y_pred: StrArray, *, k: int, separator: str | None = None) -> float:
     """Mean average precision at ``k`` over rows.
 
     ``y_true`` cells hold the relevant items (a set), ``y_pred`` cells the ranked predictions,
@@ -209,13 +209,15 @@ def map_at_k(y_true: StrArray, y_pred: StrArray, *, k: int) -> float:
     count; an item counts as a hit only where it first appears. AP = sum of precision at each
     hit / min(|truth|, k); a row with empty truth scores 0. Used by
     h-and-m-personalized-fashion-recommendations (k=12), hotel-id-2021-fgvc8 and
-    whale-categorization-playground (k=5).
+    whale-categorization-playground (k=5). ``separator=" "`` splits both sides on single spaces
+    as the published graders do (``str.split(" ")``): a double space is an empty guess that takes
+    a rank; by default cells split on any whitespace.
     """
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
     check_rows(y_true, y_pred)
     n = len(y_true)
-    (truth, guess), size = encode_tokens(y_true, y_pred)
+    (truth, guess), size = encode_tokens(y_true, y_pred, separator=separator)
     truth_keys = unique(truth.keys(size))
 
     kept = guess.positions < k

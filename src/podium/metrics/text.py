@@ -53,21 +53,25 @@ class TokenTable:
         return self.rows * vocabulary_size + self.codes
 
 
-def encode_tokens(*columns: StrArray, lower: bool = False) -> tuple[list[TokenTable], int]:
+def encode_tokens(
+    *columns: StrArray, lower: bool = False, separator: str | None = None
+) -> tuple[list[TokenTable], int]:
     """Split every cell on whitespace and code the tokens with one shared vocabulary.
 
     Returns one :class:`TokenTable` per column and the vocabulary size (at least 1, so that it
     can serve as the modulus of :meth:`TokenTable.keys`). String comparison is exact (after
-    ``str.lower`` when ``lower``).
+    ``str.lower`` when ``lower``). With a ``separator`` cells are split on exactly that string
+    (``str.split(separator)``), so a doubled, leading or trailing separator makes an empty token
+    and an empty cell is one empty token.
     """
     cells_of = [[cell.lower() for cell in column] if lower else column for column in columns]
-    fast = _encode_ascii(cells_of)
+    fast = _encode_ascii(cells_of) if separator is None else _encode_split(cells_of, separator)
     if fast is not None:
         return fast
     vocabulary: dict[str, int] = {}
     tables = []
     for cells in cells_of:
-        split = [cell.split() for cell in cells]
+        split = [cell.split(separator) for cell in cells]
         counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         total = int(counts.sum())
         codes = np.fromiter(
@@ -116,6 +120,30 @@ def _encode_ascii(columns: list[Any]) -> tuple[list[TokenTable], int] | None:
     for split, cells in zip(splits, trimmed, strict=True):
         empty = (to_numpy(pc.binary_length(cells)) == 0).astype(np.int64)
         counts = to_numpy(pc.list_value_length(split)).astype(np.int64) - empty
+        total = int(counts.sum())
+        rows = np.repeat(np.arange(len(split), dtype=np.int64), counts)
+        tables.append(TokenTable(codes=codes[start : start + total], rows=rows, counts=counts))
+        start += total
+    return tables, max(len(encoded.dictionary), 1)
+
+
+def _encode_split(columns: list[Any], separator: str) -> tuple[list[TokenTable], int] | None:
+    """:func:`encode_tokens` with a ``separator``, in Arrow: ``split_pattern`` on a literal splits
+    as ``str.split(separator)`` does, empty tokens included (None when a cell is not a str)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from podium.table import strings, to_numpy
+
+    try:
+        splits = [pc.split_pattern(strings(list(column)), pattern=separator) for column in columns]
+    except (AttributeError, TypeError):
+        return None
+    encoded = pc.dictionary_encode(pa.concat_arrays([pc.list_flatten(split) for split in splits]))
+    codes = to_numpy(encoded.indices).astype(np.int64)
+    tables, start = [], 0
+    for split in splits:
+        counts = to_numpy(pc.list_value_length(split)).astype(np.int64)
         total = int(counts.sum())
         rows = np.repeat(np.arange(len(split), dtype=np.int64), counts)
         tables.append(TokenTable(codes=codes[start : start + total], rows=rows, counts=counts))

@@ -1,10 +1,11 @@
 """Prepare Nomad2018 Predicting Transparent Conductors (2 regression targets + geometry files).
 
 Facts: raw ``train.csv.zip`` holds ``train.csv`` (2,400 rows); it is split with
-``train_test_split(test_size=0.1, random_state=0)``. Ids are renumbered in split order: the new
-test set gets 1..N_test as published; the new train set, which the published benchmark also
-numbers from 1, continues at N_test + 1 so that no id names both a train and a test row (the leak
-scan rejects public train ids equal to test ids). Each ``train.zip`` member
+``train_test_split(test_size=0.1, random_state=0)``. As in the published split, the new train and
+the new test set are each renumbered 1..N in split order, so an id is a row number within its own
+file (the same number in train.csv and test.csv names two different crystals; the id column is
+declared ``row_number`` so the leak scan knows). The table is read and written as pandas reads and
+writes it (floats round-tripped), which gives the published files. Each ``train.zip`` member
 ``train/{old_id}/geometry.xyz`` is copied to ``public/{train,test}/{new_id}/geometry.xyz``.
 Public test.csv drops the two targets; the answers keep every column; the sample submission
 predicts 0.1779 and 1.8892. Raw test.zip and test.csv.zip are not used.
@@ -39,13 +40,15 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
     from sklearn.model_selection import train_test_split
 
+    from podium.published_reader import pandas_read_options
+
     with zipfile.ZipFile(raw / "train.csv.zip") as archive, archive.open("train.csv") as handle:
-        old = pd.read_csv(handle, dtype=str, keep_default_na=False)
+        old = pd.read_csv(handle, **pandas_read_options())
     train, test = train_test_split(old, test_size=0.1, random_state=0)
     new_ids = {}  # old id -> (split, new id)
-    for split, frame, first in (("test", test, 1), ("train", train, len(test) + 1)):
-        new_ids.update({int(old_id): (split, i) for i, old_id in enumerate(frame["id"], start=first)})
-        frame["id"] = np.arange(first, first + len(frame))
+    for split, frame in (("test", test), ("train", train)):
+        new_ids.update({int(old_id): (split, i) for i, old_id in enumerate(frame["id"], start=1)})
+        frame["id"] = np.arange(1, len(frame) + 1)
 
     train.to_csv(public / "train.csv", index=False)
     test.drop(columns=TARGETS).to_csv(public / "test.csv", index=False)
@@ -63,7 +66,6 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
             dest.write_bytes(archive.read(name))
 
     assert len(train) + len(test) == len(old) == len(new_ids)
-    assert not set(train["id"]) & set(test["id"])
     assert len(list(public.glob("train/*/geometry.xyz"))) == len(train)
     assert len(list(public.glob("test/*/geometry.xyz"))) == len(test)
     assert not set(TARGETS) & set(pd.read_csv(public / "test.csv", nrows=0).columns)

@@ -2,12 +2,13 @@
 
 Facts implemented: train.json (JSON lines, 2,400 sequences) gives ``int(0.1 * len(train))`` = 240
 test sequences, drawn with ``DataFrame.sample(n, random_state=0)`` from the rows with SN_filter > 0;
-every other row (low-quality ones included) stays in train. public/train.json and public/test.json
-are JSON lines with ``index`` renumbered from 0; test.json keeps only the raw test.json's columns.
+every other row (low-quality ones included) stays in train. Both sides keep train.json's order
+(the draw only picks the rows, as published). public/train.json and public/test.json are JSON lines
+with ``index`` renumbered from 0; test.json keeps only the raw test.json's columns.
 private/test.csv has one row per test position "{id}_{pos}" (pos < seq_length): the five targets
 with 10 decimals where pos < seq_scored (keep=True), 0.0 elsewhere (keep=False). The sample
-submission holds the same ids in the same order with 0.0 everywhere. The raw bpps/ folder is not
-copied.
+submission holds the same ids in the same order with 0.0000000000 everywhere. The raw bpps/ folder
+is not copied.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     sample_columns = set(pd.read_csv(raw / "sample_submission.csv", nrows=0).columns)
     assert sample_columns == {"id_seqpos", *TARGETS}, sample_columns
     n_test = int(0.1 * len(train))
-    test = train[train["SN_filter"] > 0].sample(n=n_test, random_state=0)
+    drawn = train[train["SN_filter"] > 0].sample(n=n_test, random_state=0).index
+    test = train[train.index.isin(drawn)]  # in train.json order, not in the order drawn
     new_train = train.drop(index=test.index)
     for frame, name, columns in ((new_train, "train.json", list(train.columns)), (test, "test.json", test_columns)):
         out = frame[columns].reset_index(drop=True)
@@ -53,7 +55,7 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     answers = _answers(test)
     answers.to_csv(private / "test.csv", index=False, float_format="%.10f")
     sample = answers[["id_seqpos"]].assign(**dict.fromkeys(TARGETS, 0.0))
-    sample.to_csv(public / "sample_submission.csv", index=False)
+    sample.to_csv(public / "sample_submission.csv", index=False, float_format="%.10f")
 
     assert not set(new_train["id"]) & set(test["id"])
     assert len(new_train) + len(test) == len(train)
