@@ -22,6 +22,7 @@ import numpy as np
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
 from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, numeric_columns, take
+from podium.submission_file import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
 from podium.table import Frame, read_csv
 
 __all__ = [
@@ -32,9 +33,13 @@ __all__ = [
     "default_data_dir",
     "expected_keys",
     "grade",
+    "grade_file",
     "grade_frames",
     "load_answers",
+    "read_submission",
     "score_frames",
+    "submission_size_cap",
+    "unscored_report",
 ]
 
 
@@ -125,11 +130,16 @@ def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[s
     out: dict[str, Values] = {}
     for name in needed:
         try:
-            out[name] = convert_column(lookup(name), frame.arrow(name))
+            out[name] = convert_column(lookup(name), frame.arrow(name), cell_caps=not answers)
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
-            raise
+            text = frame.text(name)
+            if text is None:
+                raise
+            # parsed while reading: the check of the cells as written says what is wrong, so the
+            # verdict and the message are those of a file read as text (as validation may read it)
+            out[name] = convert_column(lookup(name), text)
     return out
 
 
@@ -258,7 +268,7 @@ def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarra
 
 def _report(
     competition: Competition,
-    path: Path,
+    path: str | Path,
     *,
     exists: bool,
     valid: bool,
@@ -297,42 +307,75 @@ def _report(
     )
 
 
-def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
+def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: str | Path) -> GradeReport:
     """Grade an already-read submission (used by grade and by tests)."""
+    shown = display_path(path)
     try:
         score, warnings = score_frames(competition, answers, submission)
     except InvalidSubmissionError as exc:
-        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
+        return _report(competition, shown, exists=True, valid=False, score=None, error=str(exc), warnings=[])
     if math.isnan(score):
         undefined = "the metric is undefined for these predictions (e.g. a constant column under a correlation)"
-        return _report(competition, path, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
-    return _report(competition, path, exists=True, valid=True, score=score, error=None, warnings=warnings)
+        return _report(competition, shown, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
+    return _report(competition, shown, exists=True, valid=True, score=score, error=None, warnings=warnings)
+
+
+def unscored_report(competition: Competition, path: str | Path, *, exists: bool, error: str) -> GradeReport:
+    """The report of a submission that was not scored: missing (``exists=False``) or invalid."""
+    return _report(competition, display_path(path), exists=exists, valid=False, score=None, error=error, warnings=[])
+
+
+def submission_size_cap(competition: Competition, data_dir: Path) -> int:
+    """The largest submission file accepted: :func:`podium.submission_file.size_cap` of the sample
+    submission (of the answers where no sample submission is prepared), as validation applies it."""
+    sample = data_dir / competition.id / "prepared" / competition.sample_submission
+    try:
+        reference = os.stat(sample).st_size
+    except OSError:
+        reference = os.stat(answers_path(competition, data_dir)).st_size
+    return size_cap(reference)
+
+
+def read_submission(competition: Competition, file: SubmissionFile) -> Frame:
+    """Read an open submission the one way validation and grading both read it."""
+    if not file.name.lower().endswith(".csv"):
+        raise InvalidSubmissionError(f"the submission must be a .csv file, got {file.name}")
+    return read_csv(file, numeric=numeric_columns(competition.columns, submission=True))
 
 
 def grade(competition: Competition, submission_path: str | Path, data_dir: str | Path | None = None) -> GradeReport:
-    """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``."""
-    path = Path(submission_path)
-    answers = load_answers(competition, Path(data_dir) if data_dir else default_data_dir())
-    if not path.is_file():
-        return _report(
-            competition, path, exists=False, valid=False, score=None, error=f"no submission file at {path}", warnings=[]
-        )
-    if path.suffix.lower() != ".csv":
-        return _report(
-            competition,
-            path,
-            exists=True,
-            valid=False,
-            score=None,
-            error=f"the submission must be a .csv file, got {path.name}",
-            warnings=[],
-        )
+    """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``.
+
+    The path may lead anywhere, but the file itself must be a regular file (a symbolic link, FIFO,
+    device or directory is refused) no larger than :func:`submission_size_cap`. This runs in the
+    calling process; an agent's submission is graded with
+    :func:`podium.isolation.grade_isolated`, which opens it inside the run's folder and bounds
+    the memory and time grading may take.
+    """
+    data = Path(data_dir) if data_dir else default_data_dir()
+    answers = load_answers(competition, data)
     try:
-        frame = read_csv(path, numeric=numeric_columns(competition.columns))
+        file = open_user_file(submission_path, max_bytes=submission_size_cap(competition, data))
     except InvalidSubmissionError as exc:
-        return _report(competition, path, exists=True, valid=False, score=None, error=str(exc), warnings=[])
-    report = grade_frames(competition, answers, frame, path)
-    prepared_as = _prepared_version(competition, Path(data_dir) if data_dir else default_data_dir())
+        exists = not isinstance(exc, NoSubmissionError)
+        return unscored_report(competition, submission_path, exists=exists, error=str(exc))
+    with file:
+        return grade_file(competition, file, data, answers=answers)
+
+
+def grade_file(
+    competition: Competition, file: SubmissionFile, data_dir: str | Path | None = None, *, answers: Frame | None = None
+) -> GradeReport:
+    """Grade an opened submission (see :mod:`podium.submission_file`) against the prepared answers."""
+    data = Path(data_dir) if data_dir else default_data_dir()
+    if answers is None:
+        answers = load_answers(competition, data)
+    try:
+        frame = read_submission(competition, file)
+    except InvalidSubmissionError as exc:
+        return unscored_report(competition, file.path, exists=True, error=str(exc))
+    report = grade_frames(competition, answers, frame, file.path)
+    prepared_as = _prepared_version(competition, data)
     if prepared_as is not None and prepared_as != competition.version:
         report.warnings.append(
             f"the data was prepared for version {prepared_as}, graded as version {competition.version}; "
