@@ -92,6 +92,10 @@ def test_a_symlink_at_any_level_below_the_folder_is_refused(tmp_path: Path) -> N
     assert grade_isolated(comp, folder, tmp_path, name="real/submission.csv").score == 1.0
     with pytest.raises(ValueError, match="relative"):
         open_submission(folder, "../elsewhere/submission.csv")
+    swapped = tmp_path / "run2" / "submission"  # with no sandbox the agent can swap the folder itself
+    swapped.parent.mkdir()
+    swapped.symlink_to(elsewhere)
+    assert "symbolic link" in (grade_isolated(comp, swapped, tmp_path).error or "")
 
 
 def test_fifos_devices_and_directories_are_refused_without_hanging(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[s
             if text is None:
                 raise
             # parsed while reading: the check of the cells as written says what is wrong, so the
-            # verdict and the message are those of a file read as text (as validation may read it)
+            # verdict and the message are those of the text check, however the file was read
             out[name] = convert_column(lookup(name), text)
     return out
 

@@ -210,7 +210,17 @@ def open_submission(
     if not parts or PurePosixPath(name).is_absolute() or any(p in ("..", ".") for p in parts):
         raise ValueError(f"the submission name must be a relative path without '..': {name!r}")
     shown = display_path(Path(folder) / name)
-    dir_fd = os.open(folder, _DIR_FLAGS)
+    try:
+        dir_fd = os.open(folder, _DIR_FLAGS)
+    except FileNotFoundError:
+        raise NoSubmissionError(f"no submission file at {shown}") from None
+    except OSError as exc:  # with no sandbox (local), the agent can replace the folder itself
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise InvalidSubmissionError(
+                f"the submission folder of {shown} is a symbolic link or not a directory",
+                fix="write the submission as a regular file inside the submission folder",
+            ) from None
+        raise
     try:
         for part in parts[:-1]:
             try:
