@@ -77,3 +77,59 @@ def test_int_bool_and_rle_columns() -> None:
 def test_int_ids_compare_numerically() -> None:
     keys = convert_column(Column("id", "int_id"), _obj("00012", "7"))
     assert list(keys) == [12, 7]
+
+
+@pytest.mark.parametrize(
+    ("cell", "value"),
+    [("1", 1.0), ("+1", 1.0), ("-0.5", -0.5), (" 2 ", 2.0), ("\t3", 3.0), (".5", 0.5), ("5.", 5.0), ("1e3", 1000.0)],
+)
+def test_what_a_number_is(cell: str, value: float) -> None:
+    assert list(convert_column(Column("x", "float"), _obj("0", cell))) == [0.0, value]
+
+
+@pytest.mark.parametrize(
+    ("cell", "rule"),
+    [
+        ("0x10", "not numbers"),
+        ("1_0", "not numbers"),
+        ("1,0", "not numbers"),
+        ("\u0661", "not numbers"),
+        ("\uff11", "not numbers"),
+        ("\u00a01", "not numbers"),
+        ("NA", "not numbers"),
+        ("nan(1)", "not numbers"),
+        ("", "empty cells"),
+        ("nan", "NaN, empty or infinite"),
+        ("-inf", "NaN, empty or infinite"),
+        ("Infinity", "NaN, empty or infinite"),
+        ("1e999", "NaN, empty or infinite"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["float", "int", "int_id"])
+def test_what_is_not_a_finite_number(cell: str, rule: str, kind: str) -> None:
+    with pytest.raises(InvalidSubmissionError, match=rule):
+        convert_column(Column("x", kind), _obj("1", cell))
+
+
+def test_int_columns_are_exact() -> None:
+    big = 2**62 + 1  # not a float
+    assert list(convert_column(Column("k", "int_id"), _obj(str(big), "+7", "1e3"))) == [big, 7, 1000]
+    for cell in (str(2**63), "9007199254740993.0", "1e20"):
+        with pytest.raises(InvalidSubmissionError, match="too large to read exactly"):
+            convert_column(Column("k", "int_id"), _obj("1", cell))
+
+
+def test_typed_int_answers_with_an_empty_cell_and_a_big_value_do_not_crash() -> None:
+    import pyarrow as pa
+
+    with pytest.raises(InvalidSubmissionError, match="NaN, empty"):
+        convert_column(Column("k", "int"), pa.array([None, 2**60], pa.int64()))
+
+
+def test_long_cells_of_text_kinds_are_invalid() -> None:
+    with pytest.raises(InvalidSubmissionError, match="longer than 1,000 characters") as info:
+        convert_column(Column("l", "label"), _obj("a", "b" * 5000))
+    assert len(str(info.value)) < 400
+    assert list(as_numpy(convert_column(Column("l", "label"), _obj("b" * 5000), cell_caps=False))) == ["b" * 5000]
+    with pytest.raises(InvalidSubmissionError, match="longer than 3 characters"):
+        convert_column(Column("t", "tokens", {"max_chars": 3}), _obj("a b c"))

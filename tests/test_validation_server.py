@@ -170,7 +170,7 @@ def test_a_bug_in_validation_is_a_harness_error(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("podium.validation_server.validate", broken)
+    monkeypatch.setattr("podium.validation_server.validate_isolated", broken)
     with _server(prepared, short_dir) as server:
         result = _client(server, str(perfect))
         status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
@@ -189,7 +189,8 @@ def test_stop_removes_the_socket_and_client_reports_unreachable(
     server = _server(prepared, short_dir)
     server.start()
     assert server.socket_path.exists() and server.running
-    assert _request(server.socket_path, "GET", "/health") == (200, {"ok": True, "competition": f"{CID}@1"})
+    health = {"ok": True, "competition": f"{CID}@1", "max_body_bytes": server.max_body_bytes}
+    assert _request(server.socket_path, "GET", "/health") == (200, health)
     assert _request(server.socket_path, "GET", "/nope")[0] == 404
     server.stop()
     assert not server.socket_path.exists() and not server.running
@@ -241,3 +242,54 @@ def test_shell_client_falls_back_to_curl_without_python(prepared: Prepared, shor
     assert runs["missing"].returncode == 1 and "no submission file" in runs["missing"].stdout
     assert [c["verdict"] for c in calls] == ["valid", "invalid"]
     assert not any("score" in r.stdout.lower() for r in runs.values())
+
+
+def test_bodies_are_capped_like_submissions_and_kept_in_the_run_folder(
+    prepared: Prepared, short_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap is grading's size cap, stated in /health; a body goes to the run's folder, not /tmp,
+    and is checked through its descriptor in a bounded child process."""
+    from podium import validation_server
+    from podium.submission_file import size_cap
+
+    comp, fixture, sample = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    run_dir = tmp_path / "run"
+    real = validation_server.validate_isolated
+    where: list[str] = []
+
+    def spy(competition: Competition, file: object, *args: object, **kwargs: object) -> object:
+        where.append(os.readlink(f"/proc/self/fd/{file.fd}"))  # type: ignore[attr-defined]
+        return real(competition, file, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validation_server, "validate_isolated", spy)
+    with ValidationServer(comp, sample, short_dir / "v.sock", run_dir / "validation_calls.jsonl") as server:
+        assert server.max_body_bytes == size_cap(sample.stat().st_size) >= 256 * 2**20
+        status, health = _request(server.socket_path, "GET", "/health")
+        assert status == 200 and health["max_body_bytes"] == server.max_body_bytes
+        status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
+        assert status == 200 and payload["valid"] is True
+    (body,) = where
+    assert body.startswith(str(run_dir.resolve())) and not body.startswith(tempfile.gettempdir() + "/podium")
+    assert sorted(p.name for p in run_dir.iterdir()) == ["validation_calls.jsonl"]  # nothing left behind
+
+
+@pytest.mark.parametrize("cell", ["0x10", "1_0", "\u0661", "\u00a01", "1e999", "", "nan(1)", "+0.5", "9" * 400])
+def test_the_endpoint_validate_and_grade_give_one_verdict(cell: str, tmp_path: Path, short_dir: Path) -> None:
+    """One reader, one check: the same file gets the same verdict and message from all three."""
+    from podium.grading import grade
+    from podium.table import Frame
+    from podium.validation import validate
+
+    comp = registry.get("dogs-vs-cats-redux-kernels-edition")
+    fixture = make_fixture(comp)
+    sample = write_prepared(comp, fixture, tmp_path) / comp.sample_submission
+    columns = {name: values.copy() for name, values in fixture.perfect.columns.items()}
+    columns["id"][3] = cell
+    path = write_csv(Frame(columns, fixture.perfect.n_rows), tmp_path / "submission.csv")
+    report, result = grade(comp, path, tmp_path), validate(comp, path, sample)
+    with ValidationServer(comp, sample, short_dir / "v.sock", tmp_path / "calls.jsonl") as server:
+        status, payload = _request(server.socket_path, "POST", "/validate", path.read_bytes())
+    assert status == 200
+    assert payload["valid"] is result.valid is report.valid_submission
+    assert payload["error"] == result.error == report.error

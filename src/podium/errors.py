@@ -18,7 +18,8 @@ Everything else propagates, so a bug in podium is never reported as an agent's i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 
 __all__ = [
     "BrokenAnswersError",
@@ -30,7 +31,27 @@ __all__ = [
     "UnknownCompetitionError",
     "UnknownVersionError",
     "UsageError",
+    "quote",
+    "shorten",
 ]
+
+#: The most characters of one submitted value an error message quotes.
+QUOTE_LIMIT = 80
+_EXAMPLE_LIMIT = 240  # one example: a row, an id and a quoted value
+_TEXT_LIMIT = 1000  # the rule and the fix
+
+
+def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)``, cut to at most ``limit`` characters: how messages quote submitted values."""
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[: 4 * limit]  # repr of the head only: a 100 MB cell is not copied
+        return shorten(repr(value)[:-1], limit)
+    return shorten(repr(value), limit)
 
 
 class PodiumError(Exception):
@@ -79,12 +100,15 @@ class InvalidSubmissionError(PodiumError, ValueError):
 
     ``rule`` names the rule, ``examples`` lists a few offending values (ids, rows or cells) and
     ``fix`` says how to repair the submission. ``str()`` joins all three into one message.
+
+    Every part is cut to a bounded length (values quoted with :func:`quote` stay short on their
+    own; this is the backstop), so a message never grows with the submission.
     """
 
-    def __init__(self, rule: str, *, examples: Sequence[object] = (), fix: str = "") -> None:
-        self.rule = rule
-        self.examples = [str(e) for e in examples][:5]
-        self.fix = fix
+    def __init__(self, rule: str, *, examples: Iterable[object] = (), fix: str = "") -> None:
+        self.rule = shorten(rule, _TEXT_LIMIT)
+        self.examples = [shorten(str(e), _EXAMPLE_LIMIT) for e in islice(examples, 5)]
+        self.fix = shorten(fix, _TEXT_LIMIT)
         super().__init__(self._message())
 
     def _message(self) -> str:

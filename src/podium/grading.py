@@ -23,6 +23,7 @@ from podium import competition as registry
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
 from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, numeric_columns, take
+from podium.submission_file import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
 from podium.table import Frame, read_csv
 
 __all__ = [
@@ -33,10 +34,14 @@ __all__ = [
     "default_data_dir",
     "expected_keys",
     "grade",
+    "grade_file",
     "grade_frames",
     "grade_score",
     "load_answers",
+    "read_submission",
     "score_frames",
+    "submission_size_cap",
+    "unscored_report",
 ]
 
 
@@ -158,11 +163,16 @@ def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[s
     out: dict[str, Values] = {}
     for name in needed:
         try:
-            out[name] = convert_column(lookup(name), frame.arrow(name))
+            out[name] = convert_column(lookup(name), frame.arrow(name), cell_caps=not answers)
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
-            raise
+            text = frame.text(name)
+            if text is None:
+                raise
+            # parsed while reading: the check of the cells as written says what is wrong, so the
+            # verdict and the message are those of the text check, however the file was read
+            out[name] = convert_column(lookup(name), text)
     return out
 
 
@@ -322,7 +332,7 @@ def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarra
 
 def _report(
     competition: Competition,
-    path: Path,
+    path: str | Path,
     *,
     exists: bool,
     valid: bool,
@@ -364,7 +374,7 @@ def _report(
     )
 
 
-def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
+def grade_frames(competition: Competition, answers: Frame, submission: Frame, path: str | Path) -> GradeReport:
     """Grade an already-read submission, and beside it under every other version that grades the same data."""
     return _graded_by_every_version(competition, lambda c: _grade_frames(c, answers, submission, path))
 
@@ -377,42 +387,85 @@ def _graded_by_every_version(competition: Competition, grade_one: Callable[[Comp
     return report
 
 
-def _grade_frames(competition: Competition, answers: Frame, submission: Frame, path: Path) -> GradeReport:
+def _grade_frames(competition: Competition, answers: Frame, submission: Frame, path: str | Path) -> GradeReport:
+    shown = display_path(path)
     try:
         score, warnings = score_frames(competition, answers, submission)
     except InvalidSubmissionError as exc:
-        return _invalid(competition, path, str(exc))
+        return _report(competition, shown, exists=True, valid=False, score=None, error=str(exc), warnings=[])
     if math.isnan(score):
         undefined = "the metric is undefined for these predictions (e.g. a constant column under a correlation)"
-        return _report(competition, path, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
-    return _report(competition, path, exists=True, valid=True, score=score, error=None, warnings=warnings)
+        return _report(competition, shown, exists=True, valid=True, score=None, error=undefined, warnings=warnings)
+    return _report(competition, shown, exists=True, valid=True, score=score, error=None, warnings=warnings)
+
+
+def unscored_report(competition: Competition, path: str | Path, *, exists: bool, error: str) -> GradeReport:
+    """The report of a submission that was not scored: missing (``exists=False``) or invalid (every version alike)."""
+    shown = display_path(path)
+    return _graded_by_every_version(
+        competition,
+        lambda c: _report(c, shown, exists=exists, valid=False, score=None, error=error, warnings=[]),
+    )
+
+
+def submission_size_cap(competition: Competition, data_dir: Path) -> int:
+    """The largest submission file accepted: :func:`podium.submission_file.size_cap` of the sample
+    submission (of the answers where no sample submission is prepared), as validation applies it."""
+    sample = data_dir / competition.id / "prepared" / competition.sample_submission
+    try:
+        reference = os.stat(sample).st_size
+    except OSError:
+        reference = os.stat(answers_path(competition, data_dir)).st_size
+    return size_cap(reference)
+
+
+def read_submission(competition: Competition, file: SubmissionFile) -> Frame:
+    """Read an open submission the one way validation and grading both read it."""
+    if not file.name.lower().endswith(".csv"):
+        raise InvalidSubmissionError(f"the submission must be a .csv file, got {file.name}")
+    return read_csv(file, numeric=numeric_columns(competition.columns, submission=True))
 
 
 def grade_score(competition: Competition, score: float, submission_path: str | Path = "") -> GradeReport:
     """The report of a valid submission whose score is already known: rounded and placed as ``grade`` would."""
-    return _report(competition, Path(submission_path), exists=True, valid=True, score=score, error=None, warnings=[])
-
-
-def _invalid(competition: Competition, path: Path, error: str, *, exists: bool = True) -> GradeReport:
-    return _report(competition, path, exists=exists, valid=False, score=None, error=error, warnings=[])
+    return _report(
+        competition, display_path(submission_path), exists=True, valid=True, score=score, error=None, warnings=[]
+    )
 
 
 def grade(competition: Competition, submission_path: str | Path, data_dir: str | Path | None = None) -> GradeReport:
-    """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``."""
-    path = Path(submission_path)
-    root = Path(data_dir) if data_dir else default_data_dir()
-    answers = load_answers(competition, root)
-    problem = _unreadable(path)
-    if problem is not None:
-        exists, error = problem
-        return _graded_by_every_version(competition, lambda c: _invalid(c, path, error, exists=exists))
+    """Grade the submission at ``submission_path`` against the prepared answers in ``data_dir``.
+
+    The path may lead anywhere, but the file itself must be a regular file (a symbolic link, FIFO,
+    device or directory is refused) no larger than :func:`submission_size_cap`. This runs in the
+    calling process; an agent's submission is graded with
+    :func:`podium.isolation.grade_isolated`, which opens it inside the run's folder and bounds
+    the memory and time grading may take.
+    """
+    data = Path(data_dir) if data_dir else default_data_dir()
+    answers = load_answers(competition, data)
     try:
-        frame = read_csv(path, numeric=numeric_columns(competition.columns))
+        file = open_user_file(submission_path, max_bytes=submission_size_cap(competition, data))
     except InvalidSubmissionError as exc:
-        message = str(exc)
-        return _graded_by_every_version(competition, lambda c: _invalid(c, path, message))
-    report = grade_frames(competition, answers, frame, path)
-    prepared_as = _prepared_version(competition, root)
+        exists = not isinstance(exc, NoSubmissionError)
+        return unscored_report(competition, submission_path, exists=exists, error=str(exc))
+    with file:
+        return grade_file(competition, file, data, answers=answers)
+
+
+def grade_file(
+    competition: Competition, file: SubmissionFile, data_dir: str | Path | None = None, *, answers: Frame | None = None
+) -> GradeReport:
+    """Grade an opened submission (see :mod:`podium.submission_file`) against the prepared answers."""
+    data = Path(data_dir) if data_dir else default_data_dir()
+    if answers is None:
+        answers = load_answers(competition, data)
+    try:
+        frame = read_submission(competition, file)
+    except InvalidSubmissionError as exc:
+        return unscored_report(competition, file.path, exists=True, error=str(exc))
+    report = grade_frames(competition, answers, frame, file.path)
+    prepared_as = _prepared_version(competition, data)
     if prepared_as is not None and not competition.shares_data_with(prepared_as):
         report.warnings.append(
             f"the data was prepared for version {prepared_as}, graded as {competition.ref}, which needs the data "
@@ -420,17 +473,6 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
             "with --force"
         )
     return report
-
-
-def _unreadable(path: Path) -> tuple[bool, str] | None:
-    """Why ``path`` cannot be a submission, as (whether something is there, the message); None if it can."""
-    if path.is_dir():
-        return True, f"the submission {path} is a directory, not a CSV file"
-    if not path.is_file():
-        return False, f"no submission file at {path}"
-    if path.suffix.lower() != ".csv":
-        return True, f"the submission must be a .csv file, got {path.name}"
-    return None
 
 
 def _prepared_version(competition: Competition, data_dir: Path) -> int | None:

@@ -31,7 +31,7 @@ from podium import __version__
 from podium.agents import AgentSpec
 from podium.competition import Competition
 from podium.errors import HarnessError, PodiumError
-from podium.grading import grade
+from podium.isolation import grade_isolated
 from podium.llm_proxy import BRIDGE_PORT, LLMConfig, LLMProxy
 from podium.store import RunStore
 
@@ -47,7 +47,9 @@ You are solving a machine-learning competition offline. Everything you need is i
 submission format.
 
 - Write your predictions to /home/submission/submission.csv, in the format of the sample
-  submission. Only that file is graded.
+  submission. Only that file is graded. It must be a regular file (a symbolic link is not
+  followed) of at most 8 times the size of the sample submission or 256 MiB, whichever is more
+  (`GET /health` on /home/validate.sock gives the cap in bytes).
 - Put your code in /home/code and anything worth keeping in /home/logs.
 - Check the format of your submission with `/home/validate_submission.sh [PATH]` (or
   `python3 /home/validate_submission.py [PATH]`). It says whether the file would be accepted; it
@@ -226,7 +228,7 @@ def _run_one(
                 llm_summary = proxy.summary()
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
-    report = grade(competition, folders["submission"] / "submission.csv", config.data_dir)
+    report = grade_isolated(competition, folders["submission"], config.data_dir)
     record = {
         "run_group": config.run_group,
         "competition_id": competition.id,

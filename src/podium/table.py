@@ -9,14 +9,15 @@ whitespace around header names.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from podium.errors import InvalidSubmissionError
+from podium.errors import InvalidSubmissionError, quote, shorten
+from podium.submission_file import SubmissionFile, open_trusted
 
 __all__ = ["Frame", "frame_from_records", "from_numpy", "read_csv", "strings", "to_numpy", "write_csv"]
 
@@ -37,10 +38,13 @@ class Frame:
         n_rows: int = 0,
         *,
         arrow: Mapping[str, pa.Array | pa.ChunkedArray] | None = None,
+        reread: Callable[[], Frame] | None = None,
     ) -> None:
         self._numpy: dict[str, np.ndarray] | None = dict(columns) if columns is not None else None
         self._arrow: dict[str, pa.Array | pa.ChunkedArray] = dict(arrow or {})
         self.n_rows = n_rows
+        self._reread = reread
+        self._text: Frame | None = None
 
     @property
     def columns(self) -> dict[str, np.ndarray]:
@@ -67,6 +71,15 @@ class Frame:
         if self._numpy is not None:
             return from_numpy(self._numpy[name])
         return self._arrow[name]
+
+    def text(self, name: str) -> pa.Array | pa.ChunkedArray | None:
+        """A column parsed as numbers while reading, as the text cells written in the file (the
+        file is read again, once); None for a column that was read as text."""
+        if self._reread is None or self._numpy is not None or pa.types.is_string(self._arrow[name].type):
+            return None
+        if self._text is None:
+            self._text = self._reread()
+        return self._text.arrow(name)
 
     def take(self, order: np.ndarray) -> Frame:
         if self._numpy is not None:
@@ -98,8 +111,21 @@ def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
 def to_numpy(values: pa.Array | pa.ChunkedArray, *, fill: object = None) -> np.ndarray:
     """An Arrow array as numpy; nulls become ``fill`` (required when there are nulls).
 
-    Numbers and booleans keep their dtype; text becomes an object array of ``str``.
+    Numbers and booleans keep their dtype; text becomes an object array of ``str``. Chunks of
+    numbers are copied one by one into the result (no combined copy of the whole column first).
     """
+    if isinstance(values, pa.ChunkedArray) and values.num_chunks > 1 and values.type in _NUMPY_TYPES:
+        if values.null_count and fill is None:
+            raise ValueError("the array holds nulls; pass fill=")
+        parts = iter(values.chunks)
+        first = to_numpy(next(parts), fill=fill)
+        result = np.empty(len(values), dtype=first.dtype)
+        result[: len(first)] = first
+        at = len(first)
+        for chunk in parts:
+            result[at : at + len(chunk)] = to_numpy(chunk, fill=fill)
+            at += len(chunk)
+        return result
     array = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if array.null_count and fill is None:
         raise ValueError("the array holds nulls; pass fill=")
@@ -147,48 +173,84 @@ def _to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return to_numpy(values)
 
 
-def _header(path: Path, encoding: str) -> list[str]:
-    with path.open(encoding="utf-8-sig" if encoding == "utf8" else encoding, newline="") as handle:
-        return next(csv.reader(handle), [])
+_PARSE = pacsv.ParseOptions(newlines_in_values=True)
+_BLOCK = 1 << 24
+_PROBE_BLOCK = 1 << 20
 
 
-def _read(path: Path, encoding: str, numeric: Mapping[str, str] | None = None) -> pa.Table:
+def _header(file: SubmissionFile, encoding: str) -> list[str]:
+    """The header's column names as written, read by Arrow (as the rows will be)."""
+    block = _PROBE_BLOCK
+    while True:
+        try:
+            with file.reader() as handle:
+                reader = pacsv.open_csv(
+                    handle, read_options=pacsv.ReadOptions(encoding=encoding, block_size=block), parse_options=_PARSE
+                )
+                return list(reader.schema.names)
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc) or block > file.size:
+                raise
+            block *= 16
+
+
+def _read(file: SubmissionFile, encoding: str, numeric: Mapping[str, str] | None = None) -> pa.Table:
     # Text unless the caller knows a column is numeric: kinds decide conversion, nothing is guessed.
     numeric = numeric or {}
     arrow_types = {"float": pa.float64(), "int": pa.int64()}
-    types = {
-        name: arrow_types[numeric[name.strip()]] if name.strip() in numeric else pa.string()
-        for name in _header(path, encoding)
-    }
-    return pacsv.read_csv(
-        path,
-        read_options=pacsv.ReadOptions(encoding=encoding, block_size=1 << 24),
-        parse_options=pacsv.ParseOptions(newlines_in_values=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False
-        ),
-    )
+    types = {}
+    for name in _header(file, encoding):
+        key = name.strip().lstrip("\ufeff")
+        types[name] = arrow_types[numeric[key]] if key in numeric else pa.string()
+    block = _BLOCK
+    while True:
+        try:
+            with file.reader() as handle:
+                return pacsv.read_csv(
+                    handle,
+                    read_options=pacsv.ReadOptions(encoding=encoding, block_size=block),
+                    parse_options=_PARSE,
+                    convert_options=pacsv.ConvertOptions(
+                        column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False
+                    ),
+                )
+        except pa.ArrowInvalid as exc:  # a row longer than a block: read in one block
+            if "straddl" not in str(exc) or block > file.size:
+                raise
+            block = min(file.size + 1, 2**31 - 1)
 
 
-def read_csv(path: str | Path, *, what: str = "submission", numeric: Mapping[str, str] | None = None) -> Frame:
+def read_csv(
+    source: str | Path | SubmissionFile, *, what: str = "submission", numeric: Mapping[str, str] | None = None
+) -> Frame:
     """Read a CSV file into a :class:`Frame` of text columns.
+
+    ``source`` is a path (podium's own files) or an open :class:`~podium.submission_file.SubmissionFile`
+    (a submission, opened safely; it must stay open while the frame is checked).
 
     Columns named in ``numeric`` (name -> "float" or "int") are parsed while reading (empty and
     NaN-like cells become nulls), which saves a text copy of large numeric columns; if any such
-    cell does not parse, the file is read again as text so the checks can name the offending cells.
+    cell does not parse, the file is read again as text so the checks can name the offending cells,
+    and :meth:`Frame.text` gives a parsed column's cells as written (read again on demand).
 
     Raises :class:`InvalidSubmissionError` for an unreadable file (empty, ragged rows, duplicate
     header names); callers reading podium's own answers turn that into a harness error.
     """
-    path = Path(path)
-    if path.stat().st_size == 0:
+    if isinstance(source, SubmissionFile):
+        return _read_file(source, what, numeric, keep=True)
+    with open_trusted(source) as file:
+        return _read_file(file, what, numeric, keep=False)
+
+
+def _read_file(file: SubmissionFile, what: str, numeric: Mapping[str, str] | None, *, keep: bool) -> Frame:
+    if file.size == 0:
         raise InvalidSubmissionError(
-            f"the {what} file {path.name} is empty", fix="write a header line and one row per id"
+            f"the {what} file {file.name} is empty", fix="write a header line and one row per id"
         )
     table: pa.Table | None = None
     for encoding in ("utf8", *_FALLBACK_ENCODINGS):
         try:
-            table = _read(path, encoding, numeric)
+            table = _read(file, encoding, numeric)
             break
         except UnicodeDecodeError:
             continue
@@ -199,12 +261,12 @@ def read_csv(path: str | Path, *, what: str = "submission", numeric: Mapping[str
             if numeric and "conversion error" in message.lower():
                 numeric = None  # a cell that does not parse: read as text, the checks name it
                 try:
-                    table = _read(path, encoding)
+                    table = _read(file, encoding)
                     break
                 except pa.ArrowInvalid as again:
                     message = str(again)
             raise InvalidSubmissionError(
-                f"the {what} file {path.name} is not a well-formed CSV: {_first_line(message)}",
+                f"the {what} file {file.name} is not a well-formed CSV: {shorten(_first_line(message), 300)}",
                 fix="write one header line and the same number of comma-separated fields on every row; quote fields that contain commas or newlines",
             ) from None
     assert table is not None  # latin-1 decodes any byte string
@@ -212,9 +274,13 @@ def read_csv(path: str | Path, *, what: str = "submission", numeric: Mapping[str
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InvalidSubmissionError(
-            f"the {what} header repeats column names", examples=duplicated, fix="give every column a unique name"
+            f"the {what} header repeats column names",
+            examples=[quote(n) for n in duplicated],
+            fix="give every column a unique name",
         )
-    return Frame(arrow={name: table.column(i) for i, name in enumerate(names)}, n_rows=table.num_rows)
+    typed = any(not pa.types.is_string(t) for t in table.schema.types)
+    reread = (lambda: _read_file(file, what, None, keep=False)) if keep and typed else None
+    return Frame(arrow={name: table.column(i) for i, name in enumerate(names)}, n_rows=table.num_rows, reread=reread)
 
 
 def _first_line(message: str) -> str:

@@ -12,10 +12,11 @@ from typing import Any
 
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
-from podium.grading import check_submission, expected_keys
+from podium.grading import check_submission, expected_keys, read_submission
+from podium.submission_file import SubmissionFile, open_user_file, size_cap
 from podium.table import read_csv
 
-__all__ = ["ValidationResult", "validate"]
+__all__ = ["ValidationResult", "validate", "validate_file"]
 
 
 @dataclass
@@ -30,23 +31,39 @@ class ValidationResult:
         return asdict(self)
 
 
-def validate(competition: Competition, submission: str | Path, sample_submission: str | Path) -> ValidationResult:
-    """Check ``submission`` against the schema and ids of ``sample_submission``."""
+def _sample(competition: Competition, sample_submission: str | Path) -> Path:
     sample_path = Path(sample_submission)
     if not sample_path.is_file():
         raise DataNotFoundError(f"sample submission for {competition.id} not found at {sample_path}")
-    path = Path(submission)
-    if not path.is_file():
-        return ValidationResult(False, f"no submission file at {path}")
-    if path.suffix.lower() != ".csv":
-        return ValidationResult(False, f"the submission must be a .csv file, got {path.name}")
+    return sample_path
+
+
+def validate(competition: Competition, submission: str | Path, sample_submission: str | Path) -> ValidationResult:
+    """Check ``submission`` against the schema and ids of ``sample_submission``.
+
+    The file is opened as :func:`podium.grading.grade` opens it (a regular file, not a link, FIFO,
+    device or directory, under the same size cap) and read and checked by the same functions, so
+    both give the same verdict and message on the same file.
+    """
+    sample_path = _sample(competition, sample_submission)
+    try:
+        file = open_user_file(submission, max_bytes=size_cap(sample_path.stat().st_size))
+    except InvalidSubmissionError as exc:  # also NoSubmissionError: "no submission file at ..."
+        return ValidationResult(False, str(exc))
+    with file:
+        return validate_file(competition, file, sample_path)
+
+
+def validate_file(competition: Competition, file: SubmissionFile, sample_submission: str | Path) -> ValidationResult:
+    """Check an opened submission against the schema and ids of ``sample_submission``."""
+    sample_path = _sample(competition, sample_submission)
     try:
         sample = read_csv(sample_path, what="sample submission")
     except InvalidSubmissionError as exc:
         raise BrokenAnswersError(f"the sample submission {sample_path} is unreadable: {exc}") from exc
     keys = expected_keys(competition, sample, answers=False)
     try:
-        checked = check_submission(competition, read_csv(path), keys)
+        checked = check_submission(competition, read_submission(competition, file), keys)
     except InvalidSubmissionError as exc:
         return ValidationResult(False, str(exc))
     return ValidationResult(True, None, checked.warnings)

@@ -10,11 +10,18 @@ The agent checks the format of a submission without learning anything about the 
 (:func:`podium.validation.validate`, with the ids of the sample submission), never a score. The
 server is given the sample submission only; it does not know where the answers are.
 
-Other answers: ``GET /health`` -> 200; a call sooner than ``min_interval_s`` after the previous one
-(or while one is running) -> 429 with ``retry_after_s``; a body over ``max_body_bytes`` -> 413; a
-missing or malformed ``Content-Length`` -> 411/400; an exception inside validation -> 500, reported
-as a harness error and never as an invalid submission. Every ``/validate`` call is appended to
-``log_path`` as one JSON line (see :attr:`ValidationServer.calls`).
+Other answers: ``GET /health`` -> 200 with the body cap (``max_body_bytes``); a call sooner than
+``min_interval_s`` after the previous one (or while one is running) -> 429 with ``retry_after_s``;
+a body over ``max_body_bytes`` -> 413; a missing or malformed ``Content-Length`` -> 411/400; an
+exception inside validation -> 500, reported as a harness error and never as an invalid
+submission. Every ``/validate`` call is appended to ``log_path`` as one JSON line (see
+:attr:`ValidationServer.calls`).
+
+The body is bounded like a submission: at most the size cap grading applies
+(:func:`podium.submission_file.size_cap` of the sample submission, unless ``max_body_bytes`` says
+otherwise), streamed into a private folder under ``body_dir`` (the run's own folder: by default
+the folder of ``log_path``, never the harness's ``/tmp``), and checked in a child process with
+bounded memory and time (:func:`podium.isolation.validate_isolated`), as grading checks it.
 
 The agent's side is ``sandbox_files/validate_submission.py`` (and its ``.sh`` wrapper), found with
 :func:`sandbox_file`.
@@ -42,11 +49,11 @@ from typing import Any
 
 from podium.competition import Competition
 from podium.errors import InvalidSubmissionError
-from podium.validation import validate
+from podium.isolation import Limits, validate_isolated
+from podium.submission_file import SubmissionFile, size_cap
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "SANDBOX_FILES", "ValidationServer", "sandbox_file"]
+__all__ = ["SANDBOX_FILES", "ValidationServer", "sandbox_file"]
 
-DEFAULT_MAX_BODY_BYTES = 2 * 1024**3
 #: The files to copy into the sandbox (at /home/<name>), shipped in ``podium/sandbox_files``.
 SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh")
 #: Header by which the client passes the submission's file name, so the ``.csv`` rule still applies.
@@ -108,7 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/health":
-            self._reply(200, {"ok": True, "competition": self.server.owner.competition.ref})
+            owner = self.server.owner
+            self._reply(200, {"ok": True, "competition": owner.competition.ref, "max_body_bytes": owner.max_body_bytes})
         else:
             self._reply(404, {"error": f"no such endpoint {self.path!r}; use POST /validate or GET /health"})
 
@@ -135,14 +143,20 @@ class ValidationServer:
         log_path: Path,
         *,
         min_interval_s: float = 1.0,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_body_bytes: int | None = None,
+        body_dir: Path | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.competition = competition
         self.sample_submission = Path(sample_submission)
         self.socket_path = Path(socket_path)
         self.log_path = Path(log_path)
         self.min_interval_s = float(min_interval_s)
+        if max_body_bytes is None:  # what grading accepts: the cap depends on the sample submission
+            max_body_bytes = size_cap(self.sample_submission.stat().st_size)
         self.max_body_bytes = int(max_body_bytes)
+        self.body_dir = Path(body_dir) if body_dir is not None else self.log_path.parent
+        self.limits = limits
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._tmp: Path | None = None
@@ -171,7 +185,8 @@ class ValidationServer:
             self.socket_path.unlink()  # a stale socket from an earlier run
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path.touch()
-        self._tmp = Path(tempfile.mkdtemp(prefix="podium-validate-"))  # mode 0700
+        self.body_dir.mkdir(parents=True, exist_ok=True)
+        self._tmp = Path(tempfile.mkdtemp(prefix=".validation-", dir=self.body_dir))  # mode 0700
         try:
             server = _Server(path, self)
         except BaseException:
@@ -276,7 +291,8 @@ class ValidationServer:
                 call.finish(400, {"error": f"bad Content-Length header {length_header!r}"})
             elif length > self.max_body_bytes:
                 message = (
-                    f"the submission is {length} bytes; the validation server accepts at most {self.max_body_bytes}"
+                    f"the submission is {length} bytes; the validation server accepts at most {self.max_body_bytes} "
+                    "bytes, and grading refuses a larger submission file too"
                 )
                 call.finish(413, {"error": message})
             else:
@@ -287,22 +303,28 @@ class ValidationServer:
     def _validate_body(self, call: _Call, length: int) -> None:
         assert self._tmp is not None, "the server is not running"
         handler = call.handler
-        folder = Path(tempfile.mkdtemp(dir=self._tmp))  # private: mode 0700
-        path = folder / _file_name(handler.headers.get(NAME_HEADER))
+        name = _file_name(handler.headers.get(NAME_HEADER))
+        path = Path(tempfile.mkdtemp(dir=self._tmp)) / name  # private: mode 0700
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             received = 0
-            with path.open("wb") as out:
-                while received < length:
-                    chunk = handler.rfile.read(min(_CHUNK, length - received))
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    received += len(chunk)
+            while received < length:
+                chunk = handler.rfile.read(min(_CHUNK, length - received))
+                if not chunk:
+                    break
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+                received += len(chunk)
             if received < length:
                 call.finish(400, {"error": f"the body ended after {received} of {length} bytes"})
                 return
             try:
-                result = validate(self.competition, path, self.sample_submission)
+                # the agent's name for its file (so messages and the .csv rule match grading's), never
+                # the server's own path; read through this descriptor only
+                result = validate_isolated(
+                    self.competition, SubmissionFile(fd, name, received), self.sample_submission, limits=self.limits
+                )
             except InvalidSubmissionError as exc:  # validate() returns these; kept as a safety net
                 call.finish(200, {"valid": False, "error": str(exc), "warnings": []}, "invalid")
             except Exception as exc:  # a podium bug or broken prepared data: never the agent's fault
@@ -311,12 +333,14 @@ class ValidationServer:
                     "This is a bug in podium, not a problem with your submission; do not change the "
                     f"submission because of it ({type(exc).__name__}: {exc})"
                 )
-                call.finish(500, {"error": message}, traceback="".join(traceback.format_exception(exc)).strip())
+                trace = "".join(traceback.format_exception(exc)) + getattr(exc, "child_traceback", "")
+                call.finish(500, {"error": message}, traceback=trace.strip())
             else:
                 payload = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
                 call.finish(200, payload, "valid" if result.valid else "invalid")
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            os.close(fd)
+            shutil.rmtree(path.parent, ignore_errors=True)
 
 
 class _Call:

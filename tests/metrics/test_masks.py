@@ -223,11 +223,18 @@ def test_malformed_prediction_in_a_metric_is_invalid_submission():
 
 
 def test_unusual_but_valid_integers_take_the_slow_path():
-    # text the C parser rejects but Python's int() reads is still accepted
-    runs = rle_runs(["1 2\u00a04 1", "1_0 1"], [20, 20])
+    # text the C parser rejects but the token parser reads is still accepted
+    runs = rle_runs(["1 2\u00a04 1", "10 1"], [20, 20])
     np.testing.assert_array_equal(runs.starts, [0, 3, 9])
     np.testing.assert_array_equal(runs.ends, [2, 4, 10])
     np.testing.assert_array_equal(runs.rows, [0, 0, 1])
+
+
+@pytest.mark.parametrize("token", ["1_0", "\u0661\u0660", "\uff11\uff10", "0x10"])
+def test_integers_are_ascii_digits_without_separators(token: str) -> None:
+    # one definition of a number (podium.submission): Python's int() would read all of these
+    with pytest.raises(InvalidSubmissionError, match="must be an integer"):
+        rle_runs([f"{token} 1"], [20])
 
 
 def test_bad_order_is_rejected():

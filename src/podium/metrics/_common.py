@@ -9,7 +9,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from podium.errors import InvalidSubmissionError
+from podium.errors import InvalidSubmissionError, quote
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -25,7 +25,7 @@ def _reject(answers: bool, rule: str, examples: Sequence[object], fix: str) -> N
 
 
 def _snippet(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+    return quote(text, limit)
 
 
 def _tokenize(
@@ -62,10 +62,16 @@ def _to_numbers(
 ) -> npt.NDArray[_Number]:
     """Parse tokens (``rows[i]`` is the row of token i) as int64 or finite float64 values.
 
-    Python's ``int`` / ``float`` read each token; offending tokens are named with their row.
+    Python's ``int`` / ``float`` read each token, in ASCII without digit separators (the definition
+    of a number in :mod:`podium.submission`: no ``1_0``, no Arabic-Indic or full-width digits);
+    offending tokens are named with their row.
     """
     read = int if dtype is np.int64 else float
     try:
+        joined = "".join(tokens)  # one C-speed scan instead of a test per token
+        if not joined.isascii() or "_" in joined:
+            raise ValueError("not a plain ASCII number")
+        del joined
         values = np.fromiter(map(read, tokens), dtype=dtype, count=len(tokens))
         bad = ~np.isfinite(values)
     except (ValueError, OverflowError):  # slow path, only to find the offenders
@@ -75,13 +81,15 @@ def _to_numbers(
         _reject(
             answers,
             f"{what}: every such token must be {kind}",
-            [f"row {rows[i] + 1}: {tokens[i]!r}" for i in np.flatnonzero(bad)[:5]],
+            [f"row {rows[i] + 1}: {quote(tokens[i])}" for i in np.flatnonzero(bad)[:5]],
             fix,
         )
     return values
 
 
 def _readable(token: str, read: type[int] | type[float], dtype: type[_Number]) -> bool:
+    if not token.isascii() or "_" in token:
+        return False
     try:
         return bool(np.isfinite(np.array([read(token)], dtype=dtype))[0])
     except (ValueError, OverflowError):

@@ -6,13 +6,13 @@ numpy is imported at module level; the few functions that need more import it th
 
 from __future__ import annotations
 
-from itertools import chain, pairwise
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.errors import InvalidSubmissionError
+from podium.errors import InvalidSubmissionError, quote
 from podium.metrics._common import unique
 
 __all__ = [
@@ -112,14 +112,6 @@ def _fbeta(tp: npt.ArrayLike, true: npt.ArrayLike, pred: npt.ArrayLike, beta: fl
     numerator = (1.0 + beta2) * np.asarray(tp, dtype=np.float64)
     denominator = beta2 * np.asarray(true, dtype=np.float64) + np.asarray(pred, dtype=np.float64)
     return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
-
-
-def _split_tokens(strings: AnyArray) -> tuple[IntArray, npt.NDArray[np.str_]]:
-    """Whitespace tokens of every cell, flattened, with the row each token came from."""
-    pieces = [s.split() for s in strings.tolist()]
-    counts = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-    rows = np.repeat(np.arange(len(pieces), dtype=np.int64), counts)
-    return rows, np.array(list(chain.from_iterable(pieces)), dtype=str)
 
 
 def _binary_log_loss(y: FloatArray, p_one: FloatArray, p_zero: FloatArray) -> FloatArray:
@@ -426,17 +418,15 @@ def multilabel_micro_f1(y_true: AnyArray, y_pred: AnyArray) -> float:
     dropped; repeated tags in a cell count once. 0.0 when there are no tags at all.
     Used by facebook-recruiting-iii-keyword-extraction, imet-2020-fgvc7, plant-pathology-2021.
     """
+    from podium.metrics.text import encode_tokens
+
     _same_length(y_true, y_pred)
-    true_rows, true_tags = _split_tokens(y_true)
-    pred_rows, pred_tags = _split_tokens(y_pred)
-    labels = unique(true_tags)
-    true_code = np.searchsorted(labels, true_tags)
-    pred_code = np.searchsorted(labels, pred_tags)
-    known = pred_code < labels.size
-    known[known] = labels[pred_code[known]] == pred_tags[known]
-    width = max(labels.size, 1)
-    true_keys = unique(true_rows * width + true_code)
-    pred_keys = unique(pred_rows[known] * width + pred_code[known])
+    (true, pred), size = encode_tokens(y_true, y_pred)  # integer codes: no fixed-width string arrays
+    in_truth = np.zeros(size, dtype=bool)
+    in_truth[true.codes] = True
+    known = in_truth[pred.codes]
+    true_keys = unique(true.keys(size))
+    pred_keys = unique(pred.keys(size)[known])
     tp = np.intersect1d(true_keys, pred_keys, assume_unique=True).size
     return float(_fbeta(tp, true_keys.size, pred_keys.size, 1.0))
 
@@ -540,17 +530,13 @@ def qa_answer_f1(y_true: AnyArray, y_pred: AnyArray) -> float:
     if bad:
         raise InvalidSubmissionError(
             "PredictionString must be empty, YES, NO or start:end with integer token indices",
-            examples=[repr(s) for s in bad],
+            examples=[quote(s) for s in bad[:5]],
             fix='write one span "start_token:end_token", YES, NO or leave the cell empty',
         )
-    pred = np.array(canonical, dtype=str)
-    answer_rows, answers = _split_tokens(y_true)
-    vocabulary, codes = np.unique(np.concatenate([answers, pred]), return_inverse=True)
-    codes = codes.astype(np.int64).reshape(-1)
-    width = vocabulary.size
-    valid_keys = answer_rows * width + codes[: answers.size]
-    pred_keys = np.arange(n, dtype=np.int64) * width + codes[answers.size :]
-    has_answer = np.bincount(answer_rows, minlength=n) > 0
-    empty = pred == ""
-    correct = np.where(empty, ~has_answer, np.isin(pred_keys, valid_keys))
+    answers = (set(cell.split()) for cell in np.asarray(y_true).tolist())
+    correct = np.fromiter(
+        ((pred in valid) if pred else not valid for pred, valid in zip(canonical, answers, strict=True)),
+        dtype=bool,
+        count=n,
+    )
     return _mean(correct)

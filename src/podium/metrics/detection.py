@@ -29,7 +29,7 @@ __all__ = ["coco_map", "map_3d", "point_in_box_f1", "voc_map"]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 IndexArray = npt.NDArray[np.intp]
-StrArray = npt.NDArray[np.str_]
+StrArray = npt.NDArray[np.object_]  # Python str objects: never fixed-width (sized by the longest cell)
 
 _LYFT_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
@@ -75,7 +75,9 @@ def _parse(
         if name != "label"
     ]
     labels = tokens[names.index("label") :: width] if "label" in names else [""] * len(rows)
-    return _Records(np.array(labels, dtype=str), np.column_stack(columns), rows)
+    label_array = np.empty(len(labels), dtype=object)
+    label_array[:] = labels
+    return _Records(label_array, np.column_stack(columns), rows)
 
 
 def _same_key_pairs(keys_a: IntArray, keys_b: IntArray) -> tuple[IndexArray, IndexArray]:
@@ -90,10 +92,10 @@ def _same_key_pairs(keys_a: IntArray, keys_b: IntArray) -> tuple[IndexArray, Ind
 
 
 def _label_codes(*label_arrays: StrArray) -> list[IntArray]:
-    """Integer codes of labels, shared across the arrays."""
-    _, codes = np.unique(np.concatenate(label_arrays), return_inverse=True)
-    bounds = np.cumsum([0, *map(len, label_arrays)])
-    return [codes[bounds[k] : bounds[k + 1]].astype(np.int64) for k in range(len(label_arrays))]
+    """Integer codes of labels (their rank in sorted order), shared across the arrays."""
+    lists = [array.tolist() for array in label_arrays]
+    vocabulary = {label: code for code, label in enumerate(sorted(set().union(*lists)))}
+    return [np.fromiter(map(vocabulary.__getitem__, labels), dtype=np.int64, count=len(labels)) for labels in lists]
 
 
 # --------------------------------------------------------------------------------------------

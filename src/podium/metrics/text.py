@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from podium.errors import InvalidSubmissionError
+from podium.errors import InvalidSubmissionError, quote
 from podium.metrics._common import unique
 
 __all__ = ["mean_levenshtein", "mean_word_jaccard", "normalized_sequence_levenshtein"]
@@ -170,6 +170,8 @@ def mean_levenshtein(y_true: StrArray, y_pred: StrArray) -> float:
 
 
 def _is_int(token: str) -> bool:
+    if not token.isascii() or "_" in token:  # ASCII digits only, as a number is defined everywhere
+        return False
     try:
         int(token)
     except ValueError:
@@ -181,9 +183,14 @@ def _int_sequences(cells: StrArray, *, submitted: bool) -> list[list[int]]:
     """Each cell's whitespace-separated integers; a non-integer token is an error."""
     split = [cell.split() for cell in cells]
     try:
+        joined = "".join(chain.from_iterable(split))
+        if not joined.isascii() or "_" in joined:
+            raise ValueError("not plain ASCII integers")
         return [[int(token) for token in tokens] for tokens in split]
     except ValueError:
-        bad = [f"row {row}: {token!r}" for row, tokens in enumerate(split) for token in tokens if not _is_int(token)]
+        bad = [
+            f"row {row}: {quote(token)}" for row, tokens in enumerate(split) for token in tokens if not _is_int(token)
+        ]
         if not submitted:
             raise ValueError(f"answers hold non-integer tokens: {bad[:5]}") from None
         raise InvalidSubmissionError(
