@@ -145,7 +145,9 @@ def sweep(base: Path = STAGE_ROOT) -> None:
             pid, started = (stage / "owner").read_text().split()
             alive = _start_time(int(pid)) == started
         except (OSError, ValueError):
-            alive = time.time() - stage.stat().st_mtime < _SWEEP_MIN_AGE_SECONDS  # being made right now
+            alive = True
+            with contextlib.suppress(OSError):  # no owner yet: being made right now, unless it is old
+                alive = time.time() - stage.stat().st_mtime < _SWEEP_MIN_AGE_SECONDS
         if not alive:
             _remove_stage(stage)
 
@@ -242,10 +244,6 @@ def _stage_mount(
         inside = disk_root / str(index)
         inside.mkdir(mode=0o755)
         os.chown(inside, uid, gid)
-        # moved in: the host folder stays empty during the run, free for what the harness writes there (the
-        # agent's stdout and stderr logs); moved back out after, where the harness's files keep their names
-        result.warnings.extend(copy_tree(source, inside, uid, gid))
-        empty_folder(source)
 
         def copy_out() -> None:
             budget = _disk.used_bytes(disk_root) + (1 << 20)
@@ -253,6 +251,10 @@ def _stage_mount(
 
         stack.callback(lambda: result.warnings.extend(hand_over(source, *harness_ids())))
         stack.callback(copy_out)
+        # moved in: the host folder stays empty during the run, free for what the harness writes there (the
+        # agent's stdout and stderr logs); moved back out after, where the harness's files keep their names
+        result.warnings.extend(copy_tree(source, inside, uid, gid))
+        empty_folder(source)
         return Mount(inside, mount.target, writable=True)
     if mount.writable:  # no filesystem of its own: the host folder itself, the agent's for the run
         stack.callback(lambda: result.warnings.extend(hand_over(source, *harness_ids())))
