@@ -166,7 +166,7 @@ RUN_ONE_STEPS = [
     (RunStore, "add", "SQLite index (RunStore.add: connect, insert, commit)"),
 ]
 SANDBOX_STEPS = [
-    (podium.sandbox._bwrap.BwrapSandbox, "argv", "bwrap argv + generated /etc files"),
+    (podium.sandbox._bwrap.BwrapSandbox, "options", "bwrap options"),
     (RunCgroup, "create", "cgroup create (4 controllers, caps)"),
     (podium.sandbox._bwrap, "spawn_gated", "spawn gated /bin/sh (fork+exec)"),
     (RunCgroup, "enter", "cgroup enter (move pid)"),

@@ -8,19 +8,26 @@ only Docker has. The engine is the one ``DOCKER_HOST`` names (``.ci/run`` starts
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import textwrap
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from podium.errors import PodiumError
+from podium.errors import HarnessError, PodiumError
 from podium.sandbox import Limits, Mount
 from podium.sandbox._docker import HARNESS_LABEL, DockerSandbox, build_agent_image, remove_orphans
+from test_sandbox import host_account
 
 MiB = 1 << 20
 
@@ -60,6 +67,9 @@ def test_container_settings_isolate_and_cap(docker_sandbox: DockerSandbox, work:
         host = container.attrs["HostConfig"]
         assert host["NetworkMode"] == "none"
         assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+        (profile,) = [json.loads(o.split("=", 1)[1]) for o in host["SecurityOpt"] if o.startswith("seccomp=")]
+        denied = {name for rule in profile["syscalls"] for name in rule["names"] if rule["action"] == "SCMP_ACT_ERRNO"}
+        assert {"io_uring_setup", "bpf", "keyctl", "socket", "clone3"} <= denied  # podium's policy, not Docker's
         assert host["ReadonlyRootfs"] is True and host["Init"] is True and host["IpcMode"] == "private"
         assert host["Memory"] == 300 * MiB and host["MemorySwap"] == 300 * MiB  # no swap beyond the cap
         assert host["NanoCpus"] == 500_000_000 and host["PidsLimit"] == 64 and host["ShmSize"] == 64 * MiB
@@ -115,7 +125,9 @@ def test_agent_image_runs_without_the_host_and_without_network(
     assert result.exit_code == 0, (work / "stderr.txt").read_text()
     assert "CONNECTED" not in out and "INTERNET" not in out and "HOST-PYTHON-VISIBLE" not in out
     assert "IFACES lo" in out.replace("  ", " ")
-    assert "UID 1000" in out and "COPIED" in out
+    assert "COPIED" in out
+    uid = int(out.split("UID ")[1].split()[0])
+    assert uid == os.getuid() if os.getuid() != 0 else uid != 0 and not host_account(uid)  # no host account's id
     assert (work / "out" / "copied.csv").stat().st_uid == os.getuid()  # handed back to the harness's user
 
 
@@ -168,9 +180,9 @@ def test_containers_of_a_killed_harness_are_removed(docker_sandbox: DockerSandbo
     )
     try:
         removed = remove_orphans(docker_sandbox.client)
-        assert orphan.id in removed and mine.id not in removed  # a live harness's container stays
+        assert mine.id not in removed  # a live harness's container stays
         ids = {c.id for c in docker_sandbox.client.containers.list(all=True)}
-        assert orphan.id not in ids and mine.id in ids
+        assert orphan.id not in ids and mine.id in ids  # (another podium on this engine may have removed it first)
     finally:
         mine.remove(force=True)
 
@@ -219,3 +231,95 @@ def test_parent_groups_of_a_killed_harness_are_swept_in_every_hierarchy(docker_s
         pytest.skip("cannot create or age cgroups here")
     DockerSandbox.find()
     assert [g for g in made if g.exists()] == []
+
+
+def _host_processes_with(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+@contextlib.contextmanager
+def _private_engine() -> Iterator[str]:
+    """A second Docker engine with its own socket, data root and containerd, removed with all it left."""
+    if shutil.which("dockerd") is None or os.getuid() != 0:
+        pytest.skip("needs dockerd and root to start a private engine")
+    root = Path(tempfile.mkdtemp(prefix="pd-", dir="/tmp"))  # short: the socket path must stay under 108 bytes
+    host = f"unix://{root}/d.sock"
+    with open(root / "dockerd.log", "wb") as log:
+        engine = subprocess.Popen(
+            ["dockerd", "--data-root", f"{root}/data", "--exec-root", f"{root}/exec", "--pidfile", f"{root}/d.pid",
+             "--bridge=none", "--iptables=false", "-H", host],
+            stdout=log, stderr=log, start_new_session=True,
+        )  # fmt: skip
+    try:
+        import docker
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                docker.DockerClient(base_url=host, timeout=5).ping()
+                break
+            except Exception:
+                if time.monotonic() > deadline or engine.poll() is not None:
+                    pytest.fail(f"the private dockerd did not start: {(root / 'dockerd.log').read_text()[-2000:]}")
+                time.sleep(0.2)
+        yield host
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(engine.pid, signal.SIGKILL)
+        engine.wait()
+        for pid in _host_processes_with(str(root)):  # the shims it left (they name its exec root)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        mounted = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+        for point in sorted((m for m in mounted if m.startswith(str(root))), reverse=True):
+            subprocess.run(["umount", "-l", point], check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_dead_engine_is_a_harness_failure_and_the_run_is_killed_without_it(
+    docker_sandbox: DockerSandbox, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dockerd killed mid-run: the container (its shim survives the engine) used to run on past its wall
+    limit and the run counted as the agent's. Now its processes are killed through the run's cgroup at
+    once and the run ends with a HarnessError."""
+    if not docker_sandbox._local_engine():
+        pytest.skip("needs a local engine and cgroups")
+    with _private_engine() as host:
+        monkeypatch.setenv("DOCKER_HOST", host)
+        sandbox = DockerSandbox.find()
+        token = uuid.uuid4().hex
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = _run(
+                    sandbox, work, ["python3", "-c", "import time; time.sleep(300)", token], Limits(wall_seconds=120)
+                )
+            except Exception as error:
+                outcome["error"] = error
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 60
+            while not [p for p in _host_processes_with(token) if b"python3" in Path(f"/proc/{p}/comm").read_bytes()]:
+                assert time.monotonic() < deadline and thread.is_alive(), outcome
+                time.sleep(0.1)
+            os.kill(int(Path(host.removeprefix("unix://")).with_name("d.pid").read_text()), signal.SIGKILL)
+            thread.join(90)
+            assert not thread.is_alive(), "the run did not end without its engine"
+            left = _host_processes_with(token)
+            assert isinstance(outcome.get("error"), HarnessError), outcome
+            assert "engine stopped answering" in str(outcome["error"])
+            assert "killed through the run's cgroup" in str(outcome["error"])
+            assert left == []  # not one process of the run outlived the engine
+        finally:
+            for pid in _host_processes_with(token):  # whatever happened, leave nothing running
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)

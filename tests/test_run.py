@@ -299,3 +299,38 @@ def test_builtin_agents_also_run_under_the_local_sandbox(tmp_path: Path, data_di
     assert "NO ISOLATION" in result.stderr
     (record,) = _records(tmp_path / "runs")
     assert record["grade"]["valid_submission"] and record["agent_result"]["exit_code"] == 0
+
+
+@pytest.fixture(scope="module")
+def practice_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One practice competition prepared offline (the data ships with a package)."""
+    pytest.importorskip("sklearn", reason="the practice extra (pip install 'podium[practice]') ships the data")
+    root = tmp_path_factory.mktemp("practice-data")
+    prepare_competition(registry.get("practice-wine"), root)
+    return root
+
+
+def test_podium_run_from_a_venv_under_home_or_tmp(tmp_path: Path, practice_data: Path, sandbox: str) -> None:
+    """The first run from any install: podium in a venv under /home/<user> (bwrap) or /tmp (docker), an
+    agent that needs numpy from that venv, end to end through `podium run`."""
+    from test_sandbox import venv_under
+
+    agent = _agent(
+        tmp_path / "numpy-agent",
+        "import shutil, numpy\n"
+        "shutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\n"
+        "print('numpy', numpy.__version__)\n",
+    )
+    with venv_under("/home" if sandbox == "bwrap" else "/tmp") as venv:
+        result = subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "podium", "run", "--agent", str(agent), "--competitions",
+             "practice-wine", "--time-limit", "2m", "--data-dir", str(practice_data), "--runs-dir",
+             str(tmp_path / "runs"), "--sandbox", sandbox],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    (record,) = _records(tmp_path / "runs")
+    logs = tmp_path / "runs" / "default" / "practice-wine" / "0" / "logs"
+    assert record["agent_result"]["exit_code"] == 0, (logs / "agent.stderr.log").read_text()
+    assert record["grade"]["valid_submission"] and "numpy" in (logs / "agent.stdout.log").read_text()

@@ -8,17 +8,23 @@ enforced and that no process of a run outlives it.
 
 from __future__ import annotations
 
+import contextlib
+import grp
 import itertools
 import json
 import os
 import platform
+import pwd
+import shutil
 import socket
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -28,6 +34,8 @@ from podium.sandbox import ExecResult, Limits, LocalSandbox, Mount, Sandbox, get
 from podium.sandbox._cgroup import RunCgroup
 
 MiB = 1 << 20
+REPO = Path(__file__).resolve().parents[1]
+SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 # the top of the sandbox: system dirs, /etc, /root (Python prefix only), fresh /tmp and /home, the /job mounts
 SANDBOX_ROOT_ENTRIES = {
     "bin",
@@ -139,6 +147,15 @@ def job(tmp_path: Path) -> Job:
     return Job(tmp_path / "job")
 
 
+def host_account(uid: int) -> bool:
+    """Whether a host user or group holds the id ``uid``."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        with contextlib.suppress(KeyError):
+            lookup(uid)
+            return True
+    return False
+
+
 def _processes_with(token: str) -> list[int]:
     """Host pids whose command line mentions ``token``."""
     found = []
@@ -176,23 +193,57 @@ def test_runs_python_with_mounts_env_exit_code_and_logs(any_sandbox: Sandbox, jo
     assert result.peak_memory_bytes is not None and result.peak_memory_bytes > 0
 
 
-def test_disk_cap_kills_a_run_that_fills_its_writable_mounts(any_sandbox: Sandbox, job: Job) -> None:
-    result = job.run(
-        any_sandbox,
-        """
-        import os, time
-        with open("out/big.bin", "wb") as handle:
-            for _ in range(8):
-                handle.write(os.urandom(8 << 20))  # 64 MB, well over the 20 MB cap
-                handle.flush()
-        print("WROTE", flush=True)
-        time.sleep(30)
-        print("SURVIVED")
-        """,
-        limits=Limits(wall_seconds=25, disk_bytes=20 * MiB),
-    )
+DISK_FILLER = """
+import errno, os, sys, time
+written = 0
+try:
+    with open("out/big.bin", "wb") as handle:
+        for _ in range(8):
+            handle.write(os.urandom(8 << 20))  # 64 MB, well over the 20 MB cap
+            handle.flush()
+            os.fsync(handle.fileno())
+            written += 8 << 20
+except OSError as error:
+    print("FULL", errno.errorcode[error.errno], written >> 20, flush=True)
+os.remove("out/big.bin")
+made = 0
+try:
+    os.mkdir("out/many")
+    while made < 20000:  # empty files: no blocks, but an inode each
+        open(f"out/many/{made}", "w").close()
+        made += 1
+except OSError as error:
+    print("INODES", errno.errorcode[error.errno], made, flush=True)
+print("WROTE", written >> 20, made, flush=True)
+time.sleep(float(sys.argv[1]))
+print("SURVIVED")
+"""
+
+
+def test_disk_cap_is_a_limit_the_kernel_enforces(isolated: Sandbox, job: Job) -> None:
+    """As root with loop devices: writes past the cap fail (ENOSPC), bytes and inodes alike, at once (one
+    inode per 64 KiB of the cap, at least 4096)."""
+    if os.getuid() != 0 or not os.path.exists("/dev/loop-control") or shutil.which("mkfs.ext4", path=SBIN) is None:
+        pytest.skip("the kernel's disk limit needs root, loop devices and mkfs.ext4")
+    result = job.run(isolated, DISK_FILLER, args=["0"], limits=Limits(wall_seconds=60, disk_bytes=20 * MiB))
+    assert result.exit_code == 0 and result.killed_for is None, (result, job.stderr)
+    assert "FULL ENOSPC" in job.stdout and "INODES ENOSPC" in job.stdout, job.stdout
+    written, made = (int(x) for x in job.stdout.split("WROTE ")[1].split()[:2])
+    assert written <= 20 and made <= 4096, job.stdout
+    assert not any("disk" in w for w in result.warnings), result.warnings
+    assert len(list((job.out / "many").iterdir())) == made  # what the agent left came out
+
+
+def test_disk_cap_check_kills_where_the_kernel_cannot_enforce_it(
+    any_sandbox: Sandbox, job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without root or loop devices the cap is a check every few seconds: the run is killed, with a warning."""
+    monkeypatch.setattr("podium.sandbox._disk.loop_problem", lambda: "loop devices switched off by the test")
+    result = job.run(any_sandbox, DISK_FILLER, args=["30"], limits=Limits(wall_seconds=25, disk_bytes=20 * MiB))
     assert result.killed_for == "disk" and result.exit_code is None and not result.timed_out, (result, job.stderr)
     assert "SURVIVED" not in job.stdout and result.seconds < 15
+    if any_sandbox.isolated:
+        assert any("is a check every" in w for w in result.warnings), result.warnings
 
 
 def test_rejects_malformed_requests(any_sandbox: Sandbox, job: Job) -> None:
@@ -398,40 +449,65 @@ def test_isolation_cannot_write_outside_its_writable_mounts(isolated: Sandbox, j
 
 
 def test_isolation_refuses_dangerous_system_calls(isolated: Sandbox, job: Job) -> None:
-    """Kernel attack surface an agent never needs: refused (bwrap: podium's filter; docker: Docker's profile)."""
-    if isolated.name == "bwrap" and platform.machine() != "x86_64":
+    """Kernel attack surface an agent never needs, refused by one policy in both (podium's filter for bwrap,
+    the same deny list as podium's profile for docker): io_uring and AF_VSOCK sockets included."""
+    if platform.machine() != "x86_64":
         pytest.skip("the probe below uses x86_64 system call numbers")
     result = job.run(
         isolated,
         r"""
-        import ctypes, json, subprocess
+        import ctypes, json, subprocess, sys
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         def call(nr, *args):
             ctypes.set_errno(0)
             rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
             return "ok" if rc >= 0 else {1: "EPERM", 38: "ENOSYS"}.get(ctypes.get_errno(), f"errno {ctypes.get_errno()}")
+        x32 = subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL(None).syscall(0x40000000 + 39)"])
         print(json.dumps({
             "keyctl": call(250, 0, -3, 0),                 # KEYCTL_GET_KEYRING_ID of the session keyring
             "unshare_user": call(272, 0x10000000),          # a nested user namespace
             "userfaultfd": call(323, 1),                    # UFFD_USER_MODE_ONLY: allowed unprivileged
             "perf_event_open": call(298, 0, 0, -1, -1, 0),
             "io_uring_setup": call(425, 1, 0),
+            "vsock": call(41, 40, 1, 0),                    # socket(AF_VSOCK, SOCK_STREAM, 0)
             "name_to_handle_at": call(303, -100, 0, 0, 0, 0),
             "clone3": call(435, 0, 0),
-            "x32_getpid": call(0x40000000 + 39),
+            "x32_getpid": x32.returncode,                   # another ABI: the caller is killed (SIGSYS)
+            "unix_socket": call(41, 1, 1, 0),               # socket(AF_UNIX, ...) still works
             "subprocess": subprocess.run(["python3", "-c", "print(6 * 7)"], capture_output=True, text=True).stdout.strip(),
         }))
         """,
     )
     assert result.exit_code == 0, job.stderr
     seen = json.loads(job.stdout.strip().splitlines()[-1])
-    assert seen.pop("subprocess") == "42"  # ordinary process creation still works
-    for name in ("keyctl", "unshare_user", "userfaultfd", "perf_event_open"):
+    assert seen.pop("subprocess") == "42" and seen.pop("unix_socket") == "ok"  # ordinary things still work
+    for name in ("keyctl", "unshare_user", "userfaultfd", "perf_event_open", "io_uring_setup", "vsock"):
         assert seen[name] == "EPERM", (name, seen)
-    if isolated.name == "bwrap":  # podium's own filter also covers these
-        assert seen["io_uring_setup"] == "EPERM" and seen["name_to_handle_at"] == "EPERM", seen
-        assert seen["clone3"] == "ENOSYS" and seen["x32_getpid"] == "EPERM", seen
+    assert seen["name_to_handle_at"] == "EPERM" and seen["clone3"] == "ENOSYS", seen
+    assert seen["x32_getpid"] == -31, seen
+
+
+def test_bwrap_options_bind_gpus_and_python_after_the_fresh_folders(tmp_path: Path) -> None:
+    """Order matters to bwrap: GPU device files after the fresh /dev, the Python installation after the fresh
+    /home and /tmp (an installation under /home/<user> stays visible), /proc covered right after /proc."""
+    from podium.sandbox._bwrap import BwrapSandbox
+    from podium.sandbox._stage import Staged
+
+    staged = Staged(
+        mounts=[Mount(tmp_path, "/job/data")],
+        etc_dir=tmp_path,
+        prefixes=[("/stage/py/0", "/home/someone/venv")],
+        uid=2_000_000_001,
+        gid=2_000_000_001,
+    )
+    options = BwrapSandbox("bwrap").options(staged=staged, env={}, workdir="/job", devices=["/dev/nvidia0"])
+    pairs = list(itertools.pairwise(options))
+    at = {pair: i for i, pair in enumerate(pairs)}
+    assert at[("--dev", "/dev")] < at[("--dev-bind", "/dev/nvidia0")]
+    assert at[("--tmpfs", "/home")] < at[("--ro-bind", "/stage/py/0")]
+    assert at[("--proc", "/proc")] < at[("--ro-bind", "/proc/sys")] < at[("--dev", "/dev")]
+    assert ("--uid", "2000000001") in at and ("--ro-bind", str(tmp_path)) in at
 
 
 def test_seccomp_program_shape() -> None:
@@ -578,17 +654,247 @@ def test_bwrap_without_cgroups_still_isolates_and_times_out(
     assert any("memory_bytes" in w for w in result.warnings) and any("pids" in w for w in result.warnings)
 
 
-def test_isolation_runs_as_an_unprivileged_user(isolated: Sandbox, job: Job) -> None:
+def test_isolation_runs_as_an_unprivileged_user(isolated: Sandbox, job: Job, tmp_path: Path) -> None:
+    """The agent is never host root nor a host account: as root, bwrap used to map it to host uid 0, which
+    may write /proc/sys (kernel.core_pattern: code run as root on the host). Its id is read from the host."""
+    token = uuid.uuid4().hex
+    seen: dict[str, str] = {}
+
+    def host_view() -> None:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not seen:
+            for pid in _processes_with(token):
+                with contextlib.suppress(OSError):
+                    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+                    if "python" in fields["Name"]:
+                        seen.update(uid=fields["Uid"].split()[0], gid=fields["Gid"].split()[0])
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=host_view)
+    watcher.start()
     result = job.run(
         isolated,
         """
-        import os
+        import os, time
         status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
-        print(os.getuid(), status["CapEff"].strip(), status["NoNewPrivs"].strip())
+        print(os.getuid(), status["CapEff"].strip(), status["NoNewPrivs"].strip(), flush=True)
+        time.sleep(3)  # long enough for the host to look at it
+        """,
+        args=[token],
+    )
+    watcher.join()
+    assert seen, "the agent's process was not found on the host"
+    inside, caps, no_new_privs = job.stdout.split()
+    assert (caps, no_new_privs) == ("0000000000000000", "1") and result.exit_code == 0, job.stderr
+    host_uid, host_gid = int(seen["uid"]), int(seen["gid"])
+    assert int(inside) == host_uid  # what the agent sees is what it is
+    if os.getuid() == 0:
+        assert host_uid != 0 and host_gid != 0
+        assert not host_account(host_uid) and not host_account(host_gid), (host_uid, host_gid)
+    else:
+        assert (host_uid, host_gid) == (os.getuid(), os.getgid())
+
+
+def test_isolation_keeps_kernel_settings_read_only(isolated: Sandbox, job: Job) -> None:
+    """The core_pattern attack: host-wide /proc files must refuse a writer. The probe only opens them for
+    writing (never writes), so it cannot harm a host where the check would fail."""
+    result = job.run(
+        isolated,
+        """
+        import json, os
+        opened, readable = [], []
+        for name in ("sys/kernel/core_pattern", "sys/kernel/modprobe", "sys/vm/drop_caches", "sysrq-trigger",
+                     "sys/kernel/hostname"):
+            try:
+                os.close(os.open("/proc/" + name, os.O_WRONLY))
+                opened.append(name)
+            except OSError:
+                pass
+        for name in ("kcore", "keys", "timer_list", "sched_debug"):
+            try:
+                with open("/proc/" + name, "rb") as handle:
+                    if handle.read(1):
+                        readable.append(name)
+            except OSError:
+                pass
+        print(json.dumps({"opened": opened, "readable": readable}))
         """,
     )
-    assert job.stdout.split() == ["1000", "0000000000000000", "1"], job.stderr
-    assert result.exit_code == 0
+    assert result.exit_code == 0, job.stderr
+    seen = json.loads(job.stdout.strip().splitlines()[-1])
+    assert seen == {"opened": [], "readable": []}, seen
+
+
+def test_what_leaves_a_sandbox_is_plain_files_owned_by_the_harness(any_sandbox: Sandbox, job: Job) -> None:
+    """A setuid copy, a setgid folder, a FIFO, a socket, an unreadable folder and a link to a host secret:
+    on the host only plain files, folders and links remain, the harness's, with no setuid/setgid bits."""
+    result = job.run(
+        any_sandbox,
+        """
+        import os, shutil, socket, sys
+        out = "out"
+        shutil.copy(sys.executable, f"{out}/python-suid")
+        os.chmod(f"{out}/python-suid", 0o6755)
+        os.mkdir(f"{out}/setgid-dir")
+        os.chmod(f"{out}/setgid-dir", 0o2777)
+        os.mkfifo(f"{out}/fifo")
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(f"{out}/setgid-dir/sock")
+        os.makedirs(f"{out}/locked/deeper")
+        open(f"{out}/locked/deeper/file", "w").write("kept")
+        os.chmod(f"{out}/locked/deeper", 0)
+        os.chmod(f"{out}/locked", 0)
+        os.symlink("/etc/shadow", f"{out}/shadow-link")
+        print("DONE")
+        """,
+    )
+    assert result.exit_code == 0 and "DONE" in job.stdout, job.stderr
+    found = {}
+    for top, dirs, files in os.walk(job.out):
+        for name in dirs + files:
+            path = Path(top, name)
+            info = path.lstat()
+            found[str(path.relative_to(job.out))] = info
+            assert (info.st_uid, info.st_gid) == (os.getuid(), os.getgid()), (path, info.st_uid, info.st_gid)
+            assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID), (path, oct(info.st_mode))
+            assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode), path
+    assert "fifo" not in found and "setgid-dir/sock" not in found
+    assert stat.S_ISREG(found["python-suid"].st_mode) and (job.out / "locked/deeper/file").read_text() == "kept"
+    assert os.readlink(job.out / "shadow-link") == "/etc/shadow"  # kept as a link, never followed
+
+
+def test_mount_sources_and_bwrap_arguments_name_no_host_path(isolated: Sandbox, job: Job) -> None:
+    """mountinfo and every command line inside show no path of the run's folders or of the checkout."""
+    if os.getuid() != 0:
+        pytest.skip("without root podium cannot stage mounts: mountinfo shows their host paths")
+    result = job.run(
+        isolated,
+        r"""
+        import os
+        print(open("/proc/self/mountinfo").read())
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                print(open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode())
+            except OSError:
+                pass
+        """,
+    )
+    assert result.exit_code == 0, job.stderr
+    assert "/job/data" in job.stdout and "/job/out" in job.stdout
+    for secret in (str(job.root), str(job.root.parent), str(REPO), "/run/podium-sandbox"):
+        assert secret not in job.stdout, (secret, job.stdout)
+
+
+def test_a_killed_harness_leaves_a_stage_that_the_next_run_removes(isolated: Sandbox, tmp_path: Path) -> None:
+    """kill -9 of podium mid-run: its stage (mounts, the run's filesystem, its loop device) is unmounted,
+    detached and removed by the next run."""
+    from podium.sandbox._disk import loop_problem
+    from podium.sandbox._stage import STAGE_ROOT
+
+    if os.getuid() != 0 or loop_problem() is not None:
+        pytest.skip("stages and per-run filesystems need root and loop devices")
+    token = uuid.uuid4().hex
+    job = Job(tmp_path / "killed")
+    (job.code / "agent.py").write_text("import time\nopen('out/started', 'w').close()\ntime.sleep(120)\n")
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from podium.sandbox import Limits, Mount, get_sandbox
+        root = Path({str(job.root)!r})
+        get_sandbox({isolated.name!r}).run(
+            ["python3", "code/agent.py", {token!r}],
+            mounts=[Mount(root / "code", "/job/code"), Mount(root / "out", "/job/out", writable=True)],
+            env={{}}, limits=Limits(wall_seconds=100, disk_bytes=64 << 20), workdir="/job",
+            stdout=root / "stdout.txt", stderr=root / "stderr.txt",
+        )
+        """
+    )
+    harness = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+
+    def stages() -> list[Path]:
+        found = []
+        for stage in STAGE_ROOT.iterdir() if STAGE_ROOT.is_dir() else []:
+            with contextlib.suppress(OSError):
+                if (stage / "owner").read_text().split()[0] == str(harness.pid):
+                    found.append(stage)
+        return found
+
+    deadline = time.monotonic() + 120
+    while not (
+        stages() and [p for p in _processes_with(token) if Path(f"/proc/{p}/comm").read_text().strip() == "python3"]
+    ):
+        assert time.monotonic() < deadline and harness.poll() is None, "the run did not start"
+        time.sleep(0.1)
+    (stage,) = stages()
+    harness.kill()
+    harness.wait()
+    assert any(point.startswith(str(stage)) for point in _mount_points())  # left behind
+    if isolated.name == "docker":  # the next podium removes the dead harness's container first
+        from podium.sandbox._docker import DockerSandbox
+
+        DockerSandbox.find()
+    job.run(isolated, "print('next run')")
+    assert "next run" in job.stdout
+    assert not stage.exists() and not any(point.startswith(str(stage)) for point in _mount_points())
+    deadline = time.monotonic() + 30
+    while _loops_backed_under(job.root) and time.monotonic() < deadline:  # detached once its last user is gone
+        time.sleep(0.2)
+    assert _loops_backed_under(job.root) == [] and _processes_with(token) == []
+
+
+def _mount_points() -> list[str]:
+    return [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+
+
+def _loops_backed_under(folder: Path) -> list[str]:
+    """Loop devices whose backing file lies (or lay, before it was unlinked) below ``folder``."""
+    found = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError):
+            if backing.read_text().startswith(str(folder) + "/"):
+                found.append(backing.parent.parent.name)
+    return found
+
+
+@contextlib.contextmanager
+def venv_under(base: str) -> Iterator[Path]:
+    """A virtual environment of this interpreter (its site-packages shared, so offline and fast) under ``base``."""
+    root = Path(base) / f"podium-venv-{uuid.uuid4().hex[:8]}"
+    try:
+        root.mkdir(parents=True)
+    except OSError as error:
+        pytest.skip(f"cannot make a folder under {base}: {error}")
+    try:
+        venv = root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+        yield venv
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("base", ["/home", "/tmp"])
+def test_an_interpreter_installed_under_home_or_tmp_works_inside(isolated: Sandbox, base: str, tmp_path: Path) -> None:
+    """podium installed in a venv under /home/<user> or /tmp: the sandbox's fresh /home and /tmp used to cover
+    the installation, and every agent died with ModuleNotFoundError."""
+    with venv_under(base) as venv:
+        script = textwrap.dedent(
+            f"""
+            from pathlib import Path
+            from podium.sandbox import Limits, get_sandbox
+            result = get_sandbox({isolated.name!r}).run(
+                ["python3", "-c", "import sys, numpy; print('PREFIX', sys.prefix, numpy.__name__)"],
+                mounts=[], env={{}}, limits=Limits(wall_seconds=60), workdir="/tmp",
+                stdout=Path({str(tmp_path / "out.txt")!r}), stderr=Path({str(tmp_path / "err.txt")!r}),
+            )
+            print("EXIT", result.exit_code)
+            """
+        )
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert "EXIT 0" in done.stdout, (done.stdout, done.stderr[-3000:], (tmp_path / "err.txt").read_text())
+        assert (tmp_path / "out.txt").read_text().split() == ["PREFIX", str(venv), "numpy"]
 
 
 def test_sample_log_stays_bounded_and_evenly_spaced() -> None:

@@ -1,4 +1,27 @@
-"""The bubblewrap sandbox: namespaces for isolation, a per-run cgroup for caps and for killing."""
+"""The bubblewrap sandbox: namespaces for isolation, a per-run cgroup for caps and for killing.
+
+The command runs in new namespaces (mount, pid, net with only a private loopback, user, ipc, uts,
+cgroup), with the environment cleared (only the given ``env`` over ``PATH`` and ``HOME=/home``),
+every capability dropped, ``no_new_privs``, podium's seccomp filter, in a new session (no terminal
+injection), and dies with the harness (``--die-with-parent``). Its mounts come from the run's stage
+(:mod:`podium.sandbox._stage`); bwrap reads its options from a file descriptor, so its command line
+names no host path. As root, bwrap runs as the run's agent id (:mod:`podium.sandbox._ids`): the
+user namespace it makes then maps the agent to that unprivileged host id, never to host root.
+
+Limits: each run gets cgroup v1 groups ``/sys/fs/cgroup/<controller>/podium/<run>`` for ``memory``
+(``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``; tmpfs files count), ``pids``
+(``pids.max``; threads count, and so do bwrap's own two processes), ``cpu`` (CFS quota, when
+``cpus`` is set) and ``cpuacct``. bwrap is moved into them before it starts (it waits on a gate
+until then), so every process of the run is inside. A kernel OOM kill in the group is reported as
+``killed_for="memory"``. At the wall limit the harness SIGKILLs bwrap's pid 1, which ends the whole
+pid namespace (grandchildren that called ``setsid`` or double-forked included), then every task
+left in the cgroup, then removes the groups; a normal exit ends the namespace the same way. Usage
+(cgroup memory charge, cpuacct CPU time; /proc sums without cgroups) is sampled every second. If
+cgroups cannot be created, the run still happens, isolated and wall-clock limited, without the
+memory, pids and cpu caps, and ``ExecResult.warnings`` says so. GPUs (``Limits.gpus``, host indices
+as nvidia-smi numbers them): their device files (``/dev/nvidia<minor>`` and the control devices) are
+bound into ``/dev``, nothing else of the host's devices. Not covered: the size of stdout/stderr.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +31,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,14 +39,16 @@ from typing import IO
 from podium.errors import PodiumError
 from podium.sandbox import _seccomp
 from podium.sandbox._cgroup import RunCgroup
-from podium.sandbox._disk import DiskWatch, disk_watch
+from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
+from podium.sandbox._ids import probe_ids
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
+from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Host /etc entries a Python program (TLS, dynamic linking, time zones, getaddrinfo) needs; nothing else of /etc
-# (not /etc/ssl/private: the sandbox user is the harness's user on the host, so it could read root-only files).
+# (not /etc/ssl/private, whatever its mode).
 ETC_ENTRIES = (
     "alternatives",
     "ca-certificates",
@@ -39,15 +63,11 @@ ETC_ENTRIES = (
     "ssl/certs",
     "ssl/openssl.cnf",
 )
-AGENT_UID = 1000
-HOME = "/home"
-HOSTNAME = "podium"
-_GENERATED_ETC = {
-    "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:{HOME}:/bin/sh\n"
-    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-    "group": f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n",
-    "hosts": f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n",
-}
+# /proc entries a process never needs to change (bound read-only) or to read (covered): the runtime
+# defaults of Docker/runc. The agent is not host root, so the kernel refuses those writes anyway; this is a second wall.
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+PROC_MASKED_FILES = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug")
+PROC_MASKED_FOLDERS = ("acpi", "asound", "scsi")
 INSTALL_HINT = (
     "Fix: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora), "
     "or choose the 'local' sandbox, which does not isolate the agent at all."
@@ -71,10 +91,13 @@ class BwrapSandbox:
             raise PodiumError(f"The 'bwrap' sandbox needs bubblewrap, which is not on PATH. {INSTALL_HINT}")
         problem = _probe(executable)
         if problem:
+            who = " as an unprivileged id (podium runs bwrap as the agent's own id when it is root)"
             raise PodiumError(
-                f"bubblewrap ({executable}) cannot create a sandbox here: {problem}. Fix: allow user namespaces "
-                "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or in a container "
-                "give it the privilege to create namespaces."
+                f"bubblewrap ({executable}) cannot create a sandbox here{who if os.getuid() == 0 else ''}: {problem}. "
+                "Fix: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 where it "
+                "exists, user.max_user_namespaces > 0; on Ubuntu 24.04 keep bwrap's AppArmor profile, or set "
+                "kernel.apparmor_restrict_unprivileged_userns=0), or in a container give it the privilege to "
+                "create namespaces."
             )
         return cls(executable)
 
@@ -91,82 +114,115 @@ class BwrapSandbox:
     ) -> ExecResult:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
-        with (
-            tempfile.TemporaryDirectory(prefix="podium-etc-") as etc_dir,
-            open(stdout, "wb") as out,
-            open(stderr, "wb") as err,
-        ):
-            devices = gpu_device_files(limits.gpus)
+        devices = gpu_device_files(limits.gpus)
+        # the logs are opened once the writable folders are staged: they stay in the host folder
+        with staged(mounts, limits, python_prefixes()) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
+            args_fd = None
             try:
-                argv = self.argv(
-                    command,
-                    mounts=mounts,
-                    env=env,
-                    workdir=workdir,
-                    etc_dir=Path(etc_dir),
-                    devices=devices,
-                    seccomp_fd=seccomp_fd,
+                options = self.options(staged=stage, env=env, workdir=workdir, devices=devices, seccomp_fd=seccomp_fd)
+                # bwrap reads its options from a file descriptor: its command line (pid 1's, inside) is only
+                # `bwrap --args N -- COMMAND`, with no host path and no environment value in it
+                args_fd = _memfd("podium-bwrap-args", b"".join(os.fsencode(a) + b"\0" for a in options))
+                result = _run_in_cgroup(
+                    [self.executable, "--args", str(args_fd), "--", *command],
+                    limits,
+                    out,
+                    err,
+                    stage.disk,
+                    pass_fds=tuple(fd for fd in (seccomp_fd, args_fd) if fd is not None),
+                    ids=(stage.uid, stage.gid) if os.getuid() == 0 else None,
                 )
-                result = _run_in_cgroup(argv, limits, out, err, disk_watch(mounts, limits), seccomp_fd)
             finally:
-                if seccomp_fd is not None:
-                    os.close(seccomp_fd)
-            if seccomp_fd is None:
-                result.warnings.append(
-                    f"no seccomp filter: podium has no system call table for {platform.machine()!r} "
-                    "(x86_64 and aarch64 only); the agent can use every system call its namespaces allow"
-                )
-            return result
+                for fd in (seccomp_fd, args_fd):
+                    if fd is not None:
+                        os.close(fd)
+        result.warnings.extend(stage.warnings)
+        closed = [d for d in devices if os.getuid() == 0 and os.stat(d).st_mode & 0o006 != 0o006]
+        if closed:
+            result.warnings.append(
+                f"GPU device file(s) {closed} are not readable and writable by every user, so the agent's id "
+                "cannot open them. Fix: load the NVIDIA driver with NVreg_DeviceFileMode=0666 (its default)."
+            )
+        if seccomp_fd is None:
+            result.warnings.append(
+                f"no seccomp filter: podium has no system call table for {platform.machine()!r} "
+                "(x86_64 and aarch64 only); the agent can use every system call its namespaces allow"
+            )
+        return result
 
-    def argv(
+    def options(
         self,
-        command: Sequence[str],
         *,
-        mounts: Sequence[Mount],
+        staged: Staged,
         env: Mapping[str, str],
         workdir: str,
-        etc_dir: Path,
         devices: Sequence[str] = (),
         seccomp_fd: int | None = None,
     ) -> list[str]:
-        """The bwrap command line; writes the generated /etc files (passwd, group, hosts) into ``etc_dir``.
+        """bwrap's options (what comes before ``-- COMMAND``) for a run whose mounts were staged as ``staged``.
 
         ``devices`` are host device files (a run's GPUs) bound into the sandbox's ``/dev``.
         """
-        args = [self.executable, *_NAMESPACE_OPTIONS, "--clearenv"]
+        args = [*namespace_options(staged.uid, staged.gid), "--clearenv"]
         for key, value in {**default_env(), **env}.items():
             args += ["--setenv", key, value]
         args += system_binds()
-        args += etc_binds(etc_dir)
-        for prefix in python_prefixes():
-            args += ["--ro-bind", prefix, prefix]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
+        args += etc_binds(staged.etc_dir)
+        args += ["--proc", "/proc", *proc_covers(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
+        # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
+        for source, target in staged.prefixes:
+            args += ["--ro-bind", source, target]
         for device in devices:
             args += ["--dev-bind", device, device]
-        for mount in sorted(mounts, key=lambda m: m.target.count("/")):  # parents before what is mounted in them
-            args += ["--bind" if mount.writable else "--ro-bind", str(mount.source.resolve()), mount.target]
-        if host_path_of(workdir, mounts) is None:
+        for mount in sorted(staged.mounts, key=lambda m: m.target.count("/")):  # parents before what is in them
+            args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+        if host_path_of(workdir, staged.mounts) is None:
             args += ["--dir", workdir]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        return [*args, "--remount-ro", "/", "--chdir", workdir, "--", *command]
+        return [*args, "--remount-ro", "/", "--chdir", workdir]
 
 
-_NAMESPACE_OPTIONS = (
-    "--unshare-all",  # net (private loopback only), pid, ipc, uts, cgroup, user
-    "--unshare-user",
-    "--uid",
-    str(AGENT_UID),
-    "--gid",
-    str(AGENT_UID),
-    "--cap-drop",
-    "ALL",  # as root, bwrap would otherwise keep every capability inside its user namespace
-    "--die-with-parent",
-    "--new-session",  # no TIOCSTI into the harness's terminal
-    "--hostname",
-    HOSTNAME,
-)
+def namespace_options(uid: int, gid: int) -> list[str]:
+    """Every namespace new; the agent's id inside is its host id (see :mod:`podium.sandbox._ids`)."""
+    return [
+        "--unshare-all",  # net (private loopback only), pid, ipc, uts, cgroup, user
+        "--unshare-user",
+        "--uid",
+        str(uid),
+        "--gid",
+        str(gid),
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",  # no TIOCSTI into the harness's terminal
+        "--hostname",
+        HOSTNAME,
+    ]
+
+
+def proc_covers() -> list[str]:
+    """Read-only binds and covers over the sandbox's /proc (for the entries this kernel has)."""
+    args: list[str] = []
+    for name in PROC_READ_ONLY:
+        if os.path.lexists(f"/proc/{name}"):
+            args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    for name in PROC_MASKED_FILES:
+        if os.path.lexists(f"/proc/{name}"):
+            args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in PROC_MASKED_FOLDERS:
+        if os.path.isdir(f"/proc/{name}"):
+            args += ["--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
+    return args
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """A memfd holding ``data``, at offset 0 (close-on-exec: only a spawn that passes it on keeps it)."""
+    fd = os.memfd_create(name)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def default_env() -> dict[str, str]:
@@ -191,8 +247,7 @@ def etc_binds(etc_dir: Path) -> list[str]:
     for name in ETC_ENTRIES:
         if os.path.lexists(f"/etc/{name}"):
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    for name, text in _GENERATED_ETC.items():
-        (etc_dir / name).write_text(text)
+    for name in ("passwd", "group", "hosts"):
         args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     return args
 
@@ -223,11 +278,18 @@ def gpu_device_files(indices: Sequence[int]) -> list[str]:
 
 
 def _run_in_cgroup(
-    argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None, seccomp_fd: int | None
+    argv: list[str],
+    limits: Limits,
+    out: IO[bytes],
+    err: IO[bytes],
+    disk: DiskWatch | None,
+    *,
+    pass_fds: tuple[int, ...] = (),
+    ids: tuple[int, int] | None = None,
 ) -> ExecResult:
     cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
     try:
-        watched = _watch_in(cgroup, argv, limits, out, err, disk, seccomp_fd)
+        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids)
         killed_for: KilledFor | None = (
             "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
         )
@@ -255,15 +317,13 @@ def _watch_in(
     out: IO[bytes],
     err: IO[bytes],
     disk: DiskWatch | None,
-    seccomp_fd: int | None,
+    pass_fds: tuple[int, ...],
+    ids: tuple[int, int] | None,
 ) -> Watched:
+    # as root, bwrap itself runs as the agent's unprivileged id: the user namespace it makes then maps the
+    # agent to that id, never to host root (which may write /proc/sys whatever the capabilities)
     process = spawn_gated(
-        argv,
-        env={"PATH": "/usr/bin:/bin"},
-        cwd=Path("/"),
-        stdout=out,
-        stderr=err,
-        pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+        argv, env={"PATH": "/usr/bin:/bin"}, cwd=Path("/"), stdout=out, stderr=err, pass_fds=pass_fds, ids=ids
     )
     try:
         cgroup.enter(process.pid, limits)
@@ -298,10 +358,23 @@ def _kill(outer_pid: int, cgroup: RunCgroup) -> None:
 
 @functools.cache
 def _probe(executable: str) -> str | None:
-    """Why bwrap cannot start a trivial sandbox here, or None when it can."""
-    argv = [executable, *_NAMESPACE_OPTIONS, *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    """Why bwrap cannot start a trivial sandbox here (as the agent's id when root), or None when it can."""
+    uid, gid = probe_ids()
+    argv = [executable, *namespace_options(uid, gid), *system_binds(), "--proc", "/proc", *proc_covers()]
+    argv += ["--dev", "/dev", "--", "true"]
+    root = os.getuid() == 0
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
+            user=uid if root else None,
+            group=gid if root else None,
+            extra_groups=[] if root else None,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return str(error)
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")

@@ -91,11 +91,14 @@ class RunCgroup:
             return None
 
     def pids(self) -> set[int]:
-        """Every live process of the run (zombies leave the group at exit)."""
+        """Every live process of the run, in its groups and in groups below them (a container runtime makes
+        the container's own group inside the run's); zombies leave a group at exit."""
         found: set[int] = set()
-        for controller in self.dirs:
-            text = self._read(controller, "cgroup.procs") or ""
-            found.update(int(line) for line in text.split())
+        for path in self.dirs.values():
+            for top, _, files in os.walk(path):
+                if "cgroup.procs" in files:
+                    with contextlib.suppress(OSError, ValueError):
+                        found.update(int(line) for line in Path(top, "cgroup.procs").read_text().split())
         return found
 
     def memory_bytes(self) -> int | None:

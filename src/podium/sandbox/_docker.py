@@ -12,13 +12,21 @@ Two kinds of image:
   the user or from the agent folder's Dockerfile by :func:`build_agent_image`); podium never pulls.
 
 In both the container has no network at all (``network_mode=none``: only its own loopback); the
-validation endpoint is a Unix socket bind-mounted into it. It runs as uid 1000 (the harness's uid when
-podium is not root) with every capability dropped and ``no-new-privileges``, in its own pid, ipc, uts
-and mount namespaces, with ``--init`` as pid 1. Limits: ``mem_limit`` = ``memswap_limit`` (no swap),
-``nano_cpus``, ``pids_limit``, ``shm_size``, GPUs by ``device_requests`` for the exact host indices.
-At the wall limit the container is killed (every process in it dies with its pid namespace), then
-removed. Containers carry the label ``podium.harness=<host>:<pid>``; containers whose harness died
-(kill -9) are removed the next time a Docker sandbox is opened on that host.
+validation endpoint is a Unix socket bind-mounted into it. It runs as the run's agent id (as root: an
+id no host account holds, :mod:`podium.sandbox._ids`; otherwise the harness's own) with every
+capability dropped, ``no-new-privileges`` and podium's seccomp profile (:mod:`podium.sandbox._seccomp`,
+the same policy as bwrap's), in its own pid, ipc, uts and mount namespaces, with ``--init`` as pid 1.
+Its mounts come from the run's stage (:mod:`podium.sandbox._stage`), as under bwrap. Limits:
+``mem_limit`` = ``memswap_limit`` (no swap), ``nano_cpus``, ``pids_limit``, ``shm_size``, GPUs by
+``device_requests`` for the exact host indices.
+
+The container sits in a parent cgroup ``podium/<run>`` of podium's own. At the wall limit every
+process in that group is killed by podium directly (the engine is not needed for that), then the
+container is killed and removed through the engine. If the engine stops answering during a run
+(it died or was restarted), the run's processes are killed through the group at once and the run
+ends with :class:`podium.errors.HarnessError`: it is the harness's failure, not the agent's.
+Containers carry the label ``podium.harness=<host>:<pid>``; containers whose harness died (kill -9)
+are removed the next time a Docker sandbox is opened on that host.
 """
 
 from __future__ import annotations
@@ -36,12 +44,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podium.errors import PodiumError
-from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM_DIRS, default_env, python_prefixes
+from podium.errors import HarnessError, PodiumError
+from podium.sandbox import _seccomp
+from podium.sandbox._bwrap import ETC_ENTRIES, SYSTEM_DIRS, default_env, python_prefixes
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
-from podium.sandbox._disk import DiskWatch, disk_watch
+from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
+from podium.sandbox._stage import HOME, HOSTNAME, staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
 
 if TYPE_CHECKING:
@@ -53,6 +63,7 @@ DEFAULT_SHM_BYTES = 2 << 30
 _SAMPLE_EVERY_SECONDS = 1.0
 _FIRST_SAMPLE_SECONDS = 0.2
 _STOP_TIMEOUT_SECONDS = 30
+_NOBODY = 65534
 
 ENGINE_HINT = (
     "Fix: start a Docker engine and point podium at it, e.g. "
@@ -61,12 +72,9 @@ ENGINE_HINT = (
     "or choose --sandbox bwrap."
 )
 
-_PASSWD = (
-    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-    f"agent:x:{AGENT_UID}:{AGENT_UID}:agent:{HOME}:/bin/sh\n"
-    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-)
-_GROUP = f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n"
+# The host image's own; each run binds its generated passwd and group (with the run's agent id) over them.
+_PASSWD = "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+_GROUP = "root:x:0:\nnogroup:x:65534:\n"
 
 
 def _harness_id() -> str:
@@ -135,27 +143,34 @@ class DockerSandbox:
     ) -> ExecResult:
         """Run ``command`` in a new container and wait for it to end; see the module docstring."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
-        user = f"{AGENT_UID}:{AGENT_UID}" if os.getuid() == 0 else f"{os.getuid()}:{os.getgid()}"
-        writable = [m.source for m in mounts if m.writable]
         run_id = uuid.uuid4().hex[:12]
         # A parent group for accounting (Docker caps the container's own group): its counters outlive the
         # container's group, so the peak memory and CPU time of a run that ends within a second are known.
         # It carries the memory cap too, so what the runtime charges while starting the container counts.
+        # Through it podium kills the run's processes without the engine.
         accounting = Limits(wall_seconds=1, memory_bytes=limits.memory_bytes, pids=None)
         group = RunCgroup.create(run_id, accounting) if self._local_engine() else None
         parent = f"/podium/{run_id}" if group is not None and "memory" in group.dirs else None
         try:
-            with _owned_by(writable, AGENT_UID if os.getuid() == 0 else None):
+            with staged(mounts, limits, python_prefixes() if self.image is None else []) as stage:
                 config = self.create_config(
-                    command, mounts=mounts, env=env, limits=limits, workdir=workdir, user=user, cgroup_parent=parent
+                    command,
+                    mounts=stage.mounts,
+                    env=env,
+                    limits=limits,
+                    workdir=workdir,
+                    user=f"{stage.uid}:{stage.gid}",
+                    cgroup_parent=parent,
+                    prefixes=stage.prefixes,
+                    etc_dir=stage.etc_dir,
                 )
                 container = self._create(config)
                 try:
-                    disk = disk_watch(mounts, limits)
-                    return self._run_created(container, limits, stdout, stderr, group if parent else None, disk)
+                    result = self._run_created(container, limits, stdout, stderr, group if parent else None, stage.disk)
                 finally:
-                    with contextlib.suppress(Exception):
-                        container.remove(force=True)
+                    _briefly(lambda: container.remove(force=True), _STOP_TIMEOUT_SECONDS)
+            result.warnings.extend(stage.warnings)
+            return result
         finally:
             if group is not None:
                 _remove_run_groups(run_id, group)
@@ -174,8 +189,14 @@ class DockerSandbox:
         workdir: str,
         user: str,
         cgroup_parent: str | None = None,
+        prefixes: Sequence[tuple[str, str]] | None = None,
+        etc_dir: Path | None = None,
     ) -> dict[str, Any]:
-        """The keyword arguments for ``containers.create`` (public so tests can check the isolation settings)."""
+        """The keyword arguments for ``containers.create`` (public so tests can check the isolation settings).
+
+        ``prefixes`` are the (source, target) folders of the Python installation (default: this one's, bound
+        as they are); ``etc_dir`` holds the run's generated passwd and group, bound over the host image's.
+        """
         from docker.types import DeviceRequest, LogConfig
         from docker.types import Mount as DockerMount
 
@@ -190,8 +211,11 @@ class DockerSandbox:
                     binds.append(
                         DockerMount(f"/etc/{name}", os.path.realpath(f"/etc/{name}"), type="bind", read_only=True)
                     )
-            for prefix in python_prefixes():
-                binds.append(DockerMount(prefix, prefix, type="bind", read_only=True))
+            for source, target in prefixes if prefixes is not None else [(p, p) for p in python_prefixes()]:
+                binds.append(DockerMount(target, source, type="bind", read_only=True))
+            if etc_dir is not None:
+                for name in ("passwd", "group"):
+                    binds.append(DockerMount(f"/etc/{name}", str(etc_dir / name), type="bind", read_only=True))
         for mount in mounts:
             binds.append(
                 DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable)
@@ -212,7 +236,7 @@ class DockerSandbox:
             "network_mode": "none",
             "ipc_mode": "private",
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges", *_seccomp_option()],
             "init": True,
             "mounts": binds,
             "read_only": host,
@@ -268,26 +292,31 @@ class DockerSandbox:
             except docker.errors.APIError as error:
                 raise PodiumError(_start_error(error, limits)) from None
             started = time.monotonic()
-            exited = threading.Event()
-            waiter = threading.Thread(target=_wait, args=(container, exited), daemon=True)
+            waiter = _Waiter(container)
             waiter.start()
-            samples, peak, stopped_for = self._watch(container, limits, started, exited, group, disk)
+            samples, peak, stopped_for = self._watch(container, limits, started, waiter.done, group, disk)
             seconds = time.monotonic() - started
-            timed_out = stopped_for == "time"
-            if stopped_for is not None:
-                with contextlib.suppress(docker.errors.APIError):
-                    container.kill()
-                exited.wait(_STOP_TIMEOUT_SECONDS)
+            if stopped_for is not None or waiter.lost is not None:
+                emptied = _stop(container, group, waiter)
             pump.join(_STOP_TIMEOUT_SECONDS)
-        container.reload()
+        if waiter.lost is not None:
+            raise HarnessError(_engine_lost(seconds, waiter.lost, group is not None and emptied))
+        if stopped_for is None:
+            try:
+                container.reload()
+            except Exception as error:  # the engine went away just as the container ended
+                raise HarnessError(
+                    f"the Docker engine did not say how the run's container ended ({error}); the run is not the "
+                    "agent's failure: rerun it"
+                ) from None
         state = container.attrs["State"]
-        oom = bool(state.get("OOMKilled"))
+        oom = bool(state.get("OOMKilled")) and stopped_for is None
         if group is not None:
             peak = group.peak_memory_bytes() or peak
         killed_for: KilledFor | None = stopped_for or ("memory" if oom else None)
         return ExecResult(
             exit_code=None if stopped_for else int(state.get("ExitCode", -1)),
-            timed_out=timed_out,
+            timed_out=stopped_for == "time",
             killed_for=killed_for,
             seconds=seconds,
             peak_memory_bytes=peak,
@@ -304,7 +333,8 @@ class DockerSandbox:
         group: RunCgroup | None,
         disk: DiskWatch | None,
     ) -> tuple[SampleLog, int | None, KilledFor | None]:
-        """Sample until the container exits or a limit passes; (samples, peak memory, the limit that passed)."""
+        """Sample until the container exits (or the engine is lost) or a limit passes; (samples, peak memory,
+        the limit that passed)."""
         gpus = GpuMonitor(limits.gpus) if limits.gpus else None
         samples = SampleLog()
         peak: int | None = None
@@ -421,7 +451,7 @@ def _alive(pid: int) -> bool:
 
 def _host_image_context() -> bytes:
     """A build context (tar) for the host image: a Dockerfile and a tiny root with passwd, group, symlinks."""
-    dockerfile = f"FROM scratch\nCOPY rootfs/ /\nUSER {AGENT_UID}:{AGENT_UID}\nWORKDIR {HOME}\n"
+    dockerfile = f"FROM scratch\nCOPY rootfs/ /\nUSER {_NOBODY}:{_NOBODY}\nWORKDIR {HOME}\n"
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
 
@@ -459,15 +489,66 @@ def _pump(stream: Iterator[tuple[bytes | None, bytes | None]], out: Any, err: An
                 err.flush()
 
 
-def _wait(container: Any, exited: threading.Event) -> None:
-    while True:
+class _Waiter(threading.Thread):
+    """Waits for the container to end; ``lost`` says why if the engine stopped answering first."""
+
+    def __init__(self, container: Any) -> None:
+        super().__init__(name="podium-docker-wait", daemon=True)
+        self.container = container
+        self.done = threading.Event()
+        self.lost: str | None = None
+
+    def run(self) -> None:
         try:
-            container.wait(timeout=3600)
-            break
-        except Exception as error:  # a read timeout on a long run: keep waiting; anything else: stop
-            if "timed out" not in str(error).lower():
-                break
-    exited.set()
+            while True:
+                try:
+                    self.container.wait(timeout=3600)
+                    return
+                except Exception as error:  # a read timeout on a long run: keep waiting; anything else: lost
+                    if "timed out" not in str(error).lower():
+                        self.lost = f"{type(error).__name__}: {error}"
+                        return
+        finally:
+            self.done.set()
+
+
+def _stop(container: Any, group: RunCgroup | None, waiter: _Waiter) -> bool:
+    """End the run's processes: through its cgroup (needs no engine), then through the engine if it answers.
+    Whether the run's cgroup is known to be empty now."""
+    emptied = group.kill_all() if group is not None else False
+    if waiter.lost is None:
+        _briefly(container.kill, 10)
+    waiter.done.wait(_STOP_TIMEOUT_SECONDS)
+    return emptied
+
+
+def _briefly(call: Any, seconds: float) -> None:
+    """Call ``call`` (an engine request), ignoring its errors, waiting for it at most ``seconds`` (a hung engine)."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            call()
+
+    thread = threading.Thread(target=quietly, name="podium-docker-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+
+
+def _engine_lost(seconds: float, why: str, killed: bool) -> str:
+    outcome = (
+        "its processes were killed through the run's cgroup"
+        if killed
+        else "podium could not kill its processes without the engine (no local cgroup): the container may still run"
+    )
+    return (
+        f"the Docker engine stopped answering {seconds:.0f} s into the run ({why}); {outcome}. This is the "
+        "harness's failure, not the agent's: restart the engine (scripts/dockerd.sh) and rerun"
+    )
+
+
+def _seccomp_option() -> list[str]:
+    """podium's seccomp profile for the container (the same policy as bwrap's), where it has a table."""
+    return [f"seccomp={_seccomp.docker_profile()}"] if _seccomp.supported() else []
 
 
 def _stats(container: Any) -> tuple[float, int, int | None] | None:
@@ -521,28 +602,3 @@ def _start_error(error: Any, limits: Limits) -> str:
             "--runtime=docker, then restart dockerd), or run with --gpus 0."
         )
     return f"Docker could not start the run's container: {text}"
-
-
-@contextlib.contextmanager
-def _owned_by(paths: Sequence[Path], uid: int | None) -> Iterator[None]:
-    """Hand the writable mounts to the container's user for the run, and back to the harness after."""
-    if uid is None:
-        yield
-        return
-    harness = (os.getuid(), os.getgid())
-    for path in paths:
-        _chown_tree(path, uid, uid)
-    try:
-        yield
-    finally:
-        for path in paths:
-            _chown_tree(path, *harness)
-
-
-def _chown_tree(path: Path, uid: int, gid: int) -> None:
-    os.chown(path, uid, gid, follow_symlinks=False)
-    if path.is_dir() and not path.is_symlink():
-        for top, dirs, files in os.walk(path):
-            for name in dirs + files:
-                with contextlib.suppress(FileNotFoundError):
-                    os.chown(os.path.join(top, name), uid, gid, follow_symlinks=False)

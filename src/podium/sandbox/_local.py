@@ -1,4 +1,18 @@
-"""The local "sandbox": no isolation at all, only a wall-clock limit and a best-effort memory limit."""
+"""The local "sandbox": no isolation at all, only a wall-clock limit and a best-effort memory limit.
+
+The command runs as the harness's user on the host, with the whole host filesystem (answers
+included), network and processes reachable; a loud warning goes to stderr on every run and into
+``warnings``. Mounts become symlinks ``<run root>/<target>`` in a per-run temporary root, and the
+command starts in ``<run root>/<workdir>`` with ``HOME=<run root>/home``; command arguments and
+environment values that are paths inside the mounts or the workdir are rewritten to
+``<run root>/<path>``, but paths in the agent's own code are not, so it must find its files relative
+to its working directory or its own location. Read-only mounts are not enforced, nested mounts are
+refused. The wall limit kills the command's process group and descendants (a process that calls
+``setsid`` and is re-parented escapes); ``memory_bytes`` becomes an ``RLIMIT_AS`` per process (the
+command sees allocation failures, ``killed_for`` stays ``None``); ``pids`` and ``cpus`` are ignored;
+the disk cap is the periodic check. What the writable mounts hold afterwards is handed over as in
+every sandbox (:func:`podium.sandbox._handback.hand_over`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +27,7 @@ from pathlib import Path
 
 from podium.errors import PodiumError
 from podium.sandbox._disk import disk_watch
+from podium.sandbox._handback import hand_over, harness_ids
 from podium.sandbox._process import descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._types import ExecResult, Limits, Mount, check_request, host_path_of, is_within
 
@@ -73,6 +88,9 @@ class LocalSandbox:
                     process.wait()
         finally:
             shutil.rmtree(root, ignore_errors=True)  # removes the symlinks, never what they point to
+            for mount in mounts:  # what leaves: plain files, no setuid bits, no FIFOs or device nodes
+                if mount.writable:
+                    hand_over(mount.source.resolve(), *harness_ids())
         peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
         return ExecResult(
             exit_code=watched.exit_code,

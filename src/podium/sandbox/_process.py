@@ -35,8 +35,10 @@ def spawn_gated(
     stdout: IO[bytes],
     stderr: IO[bytes],
     pass_fds: Sequence[int] = (),
+    ids: tuple[int, int] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` paused at the gate, in a new session (so its process group can be killed)."""
+    """Start ``argv`` paused at the gate, in a new session (so its process group can be killed); as the
+    user and group ``ids`` (no supplementary groups) when given."""
     return subprocess.Popen(
         ["/bin/sh", "-c", _GATE, "podium-gate", *argv],
         stdin=subprocess.PIPE,
@@ -46,6 +48,9 @@ def spawn_gated(
         cwd=cwd,
         start_new_session=True,
         pass_fds=tuple(pass_fds),
+        user=None if ids is None else ids[0],
+        group=None if ids is None else ids[1],
+        extra_groups=None if ids is None else [],
     )
 
 
