@@ -9,14 +9,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from podium import owner
 from podium.errors import PodiumError
 from podium.sandbox import _seccomp
-from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._cgroup import RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
@@ -92,7 +92,7 @@ class BwrapSandbox:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         with (
-            tempfile.TemporaryDirectory(prefix="podium-etc-") as etc_dir,
+            tempfile.TemporaryDirectory(prefix=f"podium-etc-{owner.own_token()}-") as etc_dir,
             open(stdout, "wb") as out,
             open(stderr, "wb") as err,
         ):
@@ -225,7 +225,7 @@ def gpu_device_files(indices: Sequence[int]) -> list[str]:
 def _run_in_cgroup(
     argv: list[str], limits: Limits, out: IO[bytes], err: IO[bytes], disk: DiskWatch | None, seccomp_fd: int | None
 ) -> ExecResult:
-    cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
+    cgroup = RunCgroup.create(new_run_id(), limits)
     try:
         watched = _watch_in(cgroup, argv, limits, out, err, disk, seccomp_fd)
         killed_for: KilledFor | None = (

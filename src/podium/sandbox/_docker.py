@@ -31,14 +31,13 @@ import socket
 import tarfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import AGENT_UID, ETC_ENTRIES, HOME, HOSTNAME, SYSTEM_DIRS, default_env, python_prefixes
-from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id, remove_abandoned
 from podium.sandbox._disk import DiskWatch, disk_watch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
@@ -137,7 +136,7 @@ class DockerSandbox:
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         user = f"{AGENT_UID}:{AGENT_UID}" if os.getuid() == 0 else f"{os.getuid()}:{os.getgid()}"
         writable = [m.source for m in mounts if m.writable]
-        run_id = uuid.uuid4().hex[:12]
+        run_id = new_run_id()
         # A parent group for accounting (Docker caps the container's own group): its counters outlive the
         # container's group, so the peak memory and CPU time of a run that ends within a second are known.
         # It carries the memory cap too, so what the runtime charges while starting the container counts.
