@@ -11,6 +11,7 @@ when it only served measurement.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
@@ -206,7 +207,7 @@ def _remove_tree(group: Path, timeout: float = 2.0) -> None:
                 break
             except FileNotFoundError:
                 break
-            except OSError:
-                if time.monotonic() > deadline:
+            except OSError as error:
+                if error.errno != errno.EBUSY or time.monotonic() > deadline:  # not ours to remove, or stuck
                     return
-                time.sleep(0.02)
+                time.sleep(0.02)  # its last tasks are still exiting
