@@ -15,22 +15,13 @@ import pytest
 
 from podium import owner
 from podium.store import RunStore
+from test_store_report import _record as report_record
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def _record(competition: str, seed: int = 0, *, started: str = "first") -> dict:
-    return {
-        "run_group": "g",
-        "competition_id": competition,
-        "competition_version": 1,
-        "seed": seed,
-        "agent": "a",
-        "status": "finished",
-        "started_at": started,
-        "finished_at": "2026-01-01T00:00:00+00:00",
-        "grade": {"score": 0.5, "valid_submission": True, "submission_exists": True},
-    }
+    return {**report_record(seed, competition, valid=True), "started_at": started}
 
 
 def _index(store: RunStore) -> set[tuple[str, int]]:
