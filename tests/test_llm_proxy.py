@@ -15,7 +15,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,13 @@ class Provider_(BaseHTTPRequestHandler):
         key = self.headers.get("Authorization", "").removeprefix("Bearer ") if openai else self.headers.get("x-api-key")
         if key != KEY:
             return self._json(401, {"error": {"message": "bad key"}})
+        time.sleep(self.server.delay)  # type: ignore[attr-defined]
+        # an answer of 7 tokens, or of all its cap allows when the test says so; never over the cap
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        answer = cap if cap and self.server.spend_all else min(7, cap or 7)  # type: ignore[attr-defined]
         if not body.get("stream"):
             if openai:
-                usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+                usage = {"prompt_tokens": 11, "completion_tokens": answer, "total_tokens": 11 + answer}
                 return self._json(
                     200, {"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": usage}
                 )
@@ -89,6 +95,8 @@ class Provider_(BaseHTTPRequestHandler):
 def upstream() -> Iterator[ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Provider_)
     server.calls = []  # type: ignore[attr-defined]
+    server.delay = 0.0  # type: ignore[attr-defined]
+    server.spend_all = False  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -167,21 +175,95 @@ def test_streams_pass_through_and_their_usage_is_counted(upstream: ThreadingHTTP
 
 
 def test_refuses_other_paths_models_and_spent_budgets(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
-    config = _config(upstream, models=("gpt-ok",), max_tokens=30)
+    config = _config(upstream, models=("gpt-ok",), max_tokens=80)
     with LLMProxy(config, short_dir / "c.sock", short_dir / "c.jsonl", api_key=KEY) as proxy:
         other_path = _post(short_dir / "c.sock", "/v1/files", {"model": "gpt-ok"})
         other_model = _post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-expensive"})
         chunked = _post(
             short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-ok"}, {"Transfer-Encoding": "chunked"}
         )
-        spent = [_post(short_dir / "c.sock", "/v1/chat/completions", {"model": "gpt-ok"})[0] for _ in range(3)]
+        # each call reserves its 36 bytes and the 7 tokens it asks for at most (43), and uses 11 + 7
+        ask = {"model": "gpt-ok", "max_tokens": 7}
+        spent = [_post(short_dir / "c.sock", "/v1/chat/completions", ask)[0] for _ in range(4)]
         summary = proxy.summary()
     assert other_path[0] == 403 and b"/v1/files is not forwarded" in other_path[1]
     assert chunked[0] == 411
     assert other_model[0] == 403 and b"not allowed" in other_model[1]
-    assert spent == [200, 200, 429]  # 18 tokens, then 36 >= 30: the third is refused before it leaves
-    assert len(upstream.calls) == 2 and summary["refused"] == 4  # type: ignore[attr-defined]
-    assert len((short_dir / "c.jsonl").read_text().splitlines()) == 6
+    # used 0, 18, 36 of 80: 43 fit each time; then 26 are left, less than 43: refused before it leaves
+    assert spent == [200, 200, 200, 429]
+    assert summary["input_tokens"] + summary["output_tokens"] == 54
+    assert len(upstream.calls) == 3 and summary["refused"] == 4  # type: ignore[attr-defined]
+    assert len((short_dir / "c.jsonl").read_text().splitlines()) == 7
+    with LLMProxy(config, short_dir / "e.sock", short_dir / "e.jsonl", api_key=KEY):
+        big = _post(short_dir / "e.sock", "/v1/chat/completions", {"model": "gpt-ok", "max_tokens": 100})
+    assert big[0] == 429 and b"ask for a shorter answer" in big[1]
+
+
+def test_parallel_calls_cannot_overshoot_the_token_budget(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    """Six calls at once, each asking for (and using) 100 output tokens, on a budget of 400: before the proxy
+    reserved tokens, all six passed and used 6 x 111 tokens. Now calls wait for those in flight, and the ones that
+    no longer fit are refused."""
+    upstream.delay = 0.3  # type: ignore[attr-defined]  # so that the six are in flight together
+    upstream.spend_all = True  # type: ignore[attr-defined]
+    config = _config(upstream, max_tokens=400)
+    payload = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    size = len(json.dumps(payload).encode())
+    with LLMProxy(config, short_dir / "p.sock", short_dir / "p.jsonl", api_key=KEY) as proxy:
+        with ThreadPoolExecutor(6) as pool:
+            statuses = sorted(
+                pool.map(lambda _: _post(short_dir / "p.sock", "/v1/chat/completions", payload)[0], range(6))
+            )
+        summary = proxy.summary()
+    used = summary["input_tokens"] + summary["output_tokens"]
+    forwarded = statuses.count(200)
+    assert used == forwarded * 111 and used <= 400, (statuses, summary)
+    # each call is reserved size + 100 tokens; calls were forwarded while that fitted next to what was used
+    assert forwarded == _fits(400, size + 100, 111) and statuses.count(429) == 6 - forwarded
+    assert len(upstream.calls) == forwarded  # type: ignore[attr-defined]
+    # a call without a cap gets the cap that is left added to its request, so it cannot overshoot either
+    upstream.calls.clear()  # type: ignore[attr-defined]
+    with LLMProxy(_config(upstream, max_tokens=200), short_dir / "q.sock", short_dir / "q.jsonl", api_key=KEY) as proxy:
+        status, _ = _post(short_dir / "q.sock", "/v1/chat/completions", {"model": "m"})
+        summary = proxy.summary()
+    (call,) = upstream.calls  # type: ignore[attr-defined]
+    assert status == 200 and call["body"]["max_completion_tokens"] == 200 - len(b'{"model": "m"}')
+    assert summary["input_tokens"] + summary["output_tokens"] > 200 - len(b'{"model": "m"}')
+
+
+def _fits(budget: int, reserved: int, used: int) -> int:
+    """How many calls are forwarded one after another when each reserves ``reserved`` and then uses ``used``."""
+    count, spent = 0, 0
+    while spent + reserved <= budget:
+        count, spent = count + 1, spent + used
+    return count
+
+
+def test_a_refusal_waits_for_the_request_body_so_the_client_never_meets_a_broken_pipe(
+    upstream: ThreadingHTTPServer, short_dir: Path
+) -> None:
+    """The race behind a flaky BrokenPipeError: the proxy refused (403) after reading the headers and closed the
+    socket while the client was still sending its body. A client that sends its body late must still read the
+    refusal, also when the body's length is unknown (chunked)."""
+    with LLMProxy(_config(upstream), short_dir / "r.sock", short_dir / "r.jsonl", api_key=KEY):
+        for path, extra in (
+            ("/v1/files", b"Content-Length: 17\r\n"),
+            ("/v1/chat/completions", b"Transfer-Encoding: chunked\r\n"),
+        ):
+            with socket.socket(socket.AF_UNIX) as client:
+                client.connect(str(short_dir / "r.sock"))
+                client.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + extra + b"\r\n")
+                time.sleep(0.3)  # the old proxy had answered and closed by now
+                body = (
+                    b'{"model": "gpt"}\n'
+                    if b"Length" in extra
+                    else b"11\r\n" + b'{"model": "gpt"}\n' + b"\r\n0\r\n\r\n"
+                )
+                client.sendall(body)  # BrokenPipeError on the old proxy
+                client.shutdown(socket.SHUT_WR)
+                answer = b""
+                while chunk := client.recv(65536):
+                    answer += chunk
+            assert answer.split(b" ")[1] in (b"403", b"411"), answer
 
 
 def test_an_unreachable_provider_is_a_502_not_a_hang(short_dir: Path) -> None:
@@ -198,10 +280,13 @@ def test_an_unreachable_provider_is_a_502_not_a_hang(short_dir: Path) -> None:
 def test_agent_yaml_llm_section_is_checked() -> None:
     config = parse_llm_config({"provider": "anthropic", "models": ["claude-x"], "max_tokens": 1e6}, "agent.yaml")
     assert config.provider.base_url == "https://api.anthropic.com" and config.max_tokens == 1_000_000
+    assert config.max_tokens_per_call == 16384
+    assert parse_llm_config({"provider": "openai", "max_tokens_per_call": 4096}, "a").max_tokens_per_call == 4096
     for bad, message in (
         ({"provider": "acme"}, "not one of"),
         ({"provider": "openai", "base_url": "ftp://x"}, "http"),
         ({"provider": "openai", "max_tokens": -1}, "positive"),
+        ({"provider": "openai", "max_tokens_per_call": 0}, "positive"),
         ({"provider": "openai", "colour": "red"}, "unknown key"),
     ):
         with pytest.raises(PodiumError, match=message):

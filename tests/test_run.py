@@ -10,12 +10,14 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from podium import competition as registry
+from podium import owner
 from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw
 from podium.store import RunStore
@@ -206,9 +208,17 @@ def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data
     assert not record["grade"]["submission_exists"] and not record["grade"]["valid_submission"]
 
 
+def _leftovers(token: str) -> list[Path]:
+    """Per-run resources on this host that name ``token`` as their owner: temporary folders and cgroups."""
+    found = [p for p in Path(tempfile.gettempdir()).glob(f"podium-*-{token}-*")]
+    return found + [p for p in Path("/sys/fs/cgroup").glob(f"*/podium/{token}-*")]
+
+
 def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(
     tmp_path: Path, data_dir: Path, sandbox: str
 ) -> None:
+    """Also: the killed podium's temporary folders, cgroups and staging folders carry its owner token, and the
+    rerun removes them at once (before: cgroups stayed for 10 minutes and /tmp folders for ever)."""
     agent = _agent(
         tmp_path / "slow",
         "import shutil, time\nshutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\ntime.sleep(3)\n",
@@ -219,11 +229,22 @@ def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(
     child = subprocess.Popen(
         [sys.executable, "-m", "podium", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+    token = owner.token_of(child.pid)
+    assert token is not None
+    with_cgroups = Path("/sys/fs/cgroup/memory/cgroup.procs").is_file() and sandbox == "bwrap"
+
+    def run_going() -> bool:  # a run in flight: its socket folder in /tmp and (bwrap, as root) its cgroups
+        left = _leftovers(token)
+        groups = [p for p in left if p.parent.name == "podium"]
+        return any(p.name.startswith("podium-v-") for p in left) and (bool(groups) or not with_cgroups)
+
     deadline = time.monotonic() + 120
-    while not list(runs.glob("*/*/*/record.json")) and time.monotonic() < deadline:
+    while not (list(runs.glob("*/*/*/record.json")) and run_going()) and time.monotonic() < deadline:
         time.sleep(0.2)
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
+    assert run_going(), f"killed while a run was going: its folders and groups name their owner {token}"
+    assert list(runs.glob(f"*/*/.*.tmp-{token}-*")), "the killed run's staging folder names its owner"
     first = {(r["competition_id"], r["seed"]): r["started_at"] for r in _records(runs)}
     assert 1 <= len(first) < 4
     result = podium(*args)
@@ -236,6 +257,8 @@ def test_kill_9_of_podium_then_rerun_loses_nothing_and_counts_nothing_twice(
             assert record["started_at"] == first[key]
     assert len(RunStore(runs).rows("default")) == 4
     assert not list(runs.glob("*/*/.*.tmp-*")), "the killed run's staging folders are cleaned up"
+    assert not _leftovers(token), "the killed podium's temporary folders and cgroups are removed by the rerun"
+    assert not (runs / ".owners" / f"{token}.lock").exists()
     if sandbox == "docker":  # the killed podium's container was removed by the rerun
         import docker
 

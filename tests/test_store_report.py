@@ -32,8 +32,10 @@ def _record(seed: int, competition: str, *, valid: bool, gold: bool = False, abo
 def test_store_add_is_idempotent_and_reconcile_indexes_orphans(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     record = _record(0, "c1", valid=True)
-    store.add(record, tmp_path / "x")
-    store.add(record, tmp_path / "x")
+    store.run_dir("g", "c1", 0).mkdir(parents=True)
+    (store.run_dir("g", "c1", 0) / "record.json").write_text(json.dumps(record))
+    store.add(record, store.run_dir("g", "c1", 0) / "record.json")
+    store.add(record, store.run_dir("g", "c1", 0) / "record.json")
     assert len(store.rows("g")) == 1 and store.is_done("g", "c1", 0, "a")
     orphan = store.run_dir("g", "c2", 0)
     orphan.mkdir(parents=True)

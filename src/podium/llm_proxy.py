@@ -14,10 +14,23 @@ sandbox at ``/home/llm.sock``. It
   and Anthropic shapes; for OpenAI chat streams it asks for the usage chunk), and logs every call
   (time, path, model, status, tokens, seconds) to ``llm_calls.jsonl`` in the run's folder.
 
-Clients that speak HTTP over TCP only reach the socket through ``llm_bridge.py``, which podium
-starts inside the sandbox in front of the agent: it listens on the sandbox's own loopback
-(``127.0.0.1:8399``; private to the run) and relays bytes to the socket. ``OPENAI_BASE_URL`` and
-``ANTHROPIC_BASE_URL`` point there. Nothing else leaves the sandbox.
+The token budget holds for parallel calls too: before a call is forwarded it *reserves* what it
+may use, its request's size in bytes (no text has more tokens than bytes) plus its answer's cap
+(``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``, times ``n``; a call that names
+none is reserved ``max_tokens_per_call``, and when less than that is left, the cap that is left is
+added to its request). A call is forwarded only when its reservation fits in what the budget has
+left after the tokens used and the reservations of the calls in flight; otherwise it waits for the
+calls in flight to finish, and is refused (429) if it does not fit even then. When its answer
+returns, the reservation is replaced by the usage the answer reports (by the whole reservation if
+a successful answer reports none). So parallel calls never overshoot the budget together, and it
+is exceeded at all only by a call that uses more than it was reserved, by at most that call's
+excess: an answer longer than ``max_tokens_per_call`` to a call that named no cap while the budget
+was far from spent, or input the provider counts beyond the request's bytes (an image or a file it
+fetches by URL). Calls that name their cap and send their input inline never take it past the budget.
+
+A refused request is read to its end before the answer (or, when its length is unknown or over
+the cap, after it, for a bounded time), so a client still sending its body never meets a closed
+socket.
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ import contextlib
 import http.client
 import json
 import os
+import socket
 import socketserver
 import stat
 import threading
@@ -44,6 +58,12 @@ __all__ = ["PROVIDERS", "LLMConfig", "LLMProxy", "Provider", "parse_llm_config"]
 
 BRIDGE_PORT = 8399
 MAX_REQUEST_BYTES = 32 << 20
+DEFAULT_MAX_TOKENS_PER_CALL = 16384
+_LINGER_SECONDS = 2.0  # how long a refused request of unknown length may go on sending before the socket closes
+_LINGER_BYTES = 1 << 20
+# The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
+# completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
+_OUTPUT_CAPS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 _UPSTREAM_TIMEOUT_SECONDS = 600
 _MAX_UNIX_PATH = 100
 _DROPPED_REQUEST_HEADERS = {"authorization", "x-api-key", "api-key", "host", "cookie", "content-length", "connection"}
@@ -86,6 +106,7 @@ class LLMConfig:
     models: tuple[str, ...] = ()  # empty: any model the provider serves
     max_tokens: int | None = None  # input + output tokens per run
     max_requests: int | None = None
+    max_tokens_per_call: int = DEFAULT_MAX_TOKENS_PER_CALL  # an answer's reservation when its request names no cap
     bridge: bool = True  # start llm_bridge.py in front of the agent (needs python3 in the sandbox)
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str:
@@ -103,7 +124,8 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
     """The ``llm:`` section of an agent.yaml."""
     if not isinstance(raw, dict):
         raise PodiumError(f"{where}: 'llm' must be a mapping such as {{provider: openai, models: [gpt-4o]}}")
-    unknown = set(raw) - {"provider", "base_url", "api_key_env", "models", "max_tokens", "max_requests", "bridge"}
+    known = {"provider", "base_url", "api_key_env", "models", "max_tokens", "max_requests", "max_tokens_per_call"}
+    unknown = set(raw) - known - {"bridge"}
     if unknown:
         raise PodiumError(f"{where}: unknown key(s) under 'llm': {sorted(unknown)}")
     name = str(raw.get("provider", ""))
@@ -120,12 +142,13 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
     models = raw.get("models") or ()
     if isinstance(models, str) or not all(isinstance(m, str) for m in models):
         raise PodiumError(f"{where}: llm models must be a list of model names")
-    limits = {}
-    for key in ("max_tokens", "max_requests"):
+    limits: dict[str, Any] = {}
+    for key in ("max_tokens", "max_requests", "max_tokens_per_call"):
         value = raw.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or value <= 0):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
             raise PodiumError(f"{where}: llm {key} must be a positive number, got {value!r}")
-        limits[key] = int(value) if value is not None else None
+        if value is not None:
+            limits[key] = int(value)
     return LLMConfig(provider, tuple(models), bridge=bool(raw.get("bridge", True)), **limits)
 
 
@@ -135,6 +158,19 @@ class _Totals:
     refused: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    unreported_tokens: int = 0  # reservations charged for successful answers that reported no usage
+    reserved: int = 0  # by the calls in flight
+    in_flight: int = 0
+
+    @property
+    def used(self) -> int:
+        return self.input_tokens + self.output_tokens + self.unreported_tokens
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -148,6 +184,38 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.0"  # close-delimited responses: streams pass through as they arrive
+    body: bytes | None = None  # the request's body once read to its end
+    unread: bool = False  # the request has a body that was not read (unknown length, or over the cap)
+
+    def read_body(self) -> bytes:
+        """The request's body, read to its end; raises _Refused when its length is unknown, wrong or over the cap."""
+        if self.body is not None:
+            return self.body
+        self.unread = True
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            raise _Refused(411, "send the request with a Content-Length, not chunked")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise _Refused(400, "bad Content-Length") from None
+        if length < 0:
+            raise _Refused(400, "bad Content-Length")
+        if length > MAX_REQUEST_BYTES:
+            raise _Refused(413, f"request body over {MAX_REQUEST_BYTES} bytes")
+        self.body = self.rfile.read(length)
+        self.unread = False
+        return self.body
+
+    def linger(self) -> None:
+        """After a refusal of a request whose body was not read: let the client finish sending (within bounds)
+        before the socket closes, so that it reads the refusal instead of meeting a broken pipe."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(_LINGER_SECONDS)
+            drained = 0
+            while drained < _LINGER_BYTES and (chunk := self.rfile.read1(65536)):
+                drained += len(chunk)
 
     def log_message(self, format: str, *args: Any) -> None:  # the proxy keeps its own log
         pass
@@ -173,7 +241,9 @@ class LLMProxy:
         self.log_path = Path(log_path)
         self._key = api_key if api_key is not None else config.api_key()
         self._totals = _Totals()
-        self._lock = threading.RLock()  # a refusal inside the budget check logs under the same lock
+        self._lock = threading.RLock()
+        self._settled = threading.Condition(self._lock)  # a call in flight returned: its reservation is free
+        self._stopping = False
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -194,6 +264,9 @@ class LLMProxy:
         return self
 
     def stop(self) -> None:
+        with self._settled:
+            self._stopping = True
+            self._settled.notify_all()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -218,8 +291,10 @@ class LLMProxy:
                 "refused": t.refused,
                 "input_tokens": t.input_tokens,
                 "output_tokens": t.output_tokens,
+                "unreported_tokens": t.unreported_tokens,
                 "max_tokens": self.config.max_tokens,
                 "max_requests": self.config.max_requests,
+                "max_tokens_per_call": self.config.max_tokens_per_call,
             }
 
     # -- handling ----------------------------------------------------------------------------------
@@ -228,48 +303,97 @@ class LLMProxy:
         started = time.monotonic()
         entry: dict[str, Any] = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"), "path": handler.path}
         path = handler.path.split("?", 1)[0]
-        if path not in self.config.provider.paths:
-            allowed = ", ".join(self.config.provider.paths)
-            return self._refuse(handler, 403, f"{path} is not forwarded; allowed: POST {allowed}", entry)
-        if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
-            return self._refuse(handler, 411, "send the request with a Content-Length, not chunked", entry)
         try:
-            length = int(handler.headers.get("Content-Length") or 0)
-        except ValueError:
-            return self._refuse(handler, 400, "bad Content-Length", entry)
-        if length > MAX_REQUEST_BYTES:
-            return self._refuse(handler, 413, f"request body over {MAX_REQUEST_BYTES} bytes", entry)
-        body = handler.rfile.read(length)
-        try:
-            payload = json.loads(body or b"{}")
-        except ValueError:
-            return self._refuse(handler, 400, "the request body is not JSON", entry)
-        model = payload.get("model") if isinstance(payload, dict) else None
-        entry["model"] = model
-        if self.config.models and model not in self.config.models:
-            return self._refuse(
-                handler, 403, f"model {model!r} is not allowed; allowed: {list(self.config.models)}", entry
-            )
-        with self._lock:
-            t = self._totals
-            if self.config.max_requests is not None and t.calls >= self.config.max_requests:
-                return self._refuse(handler, 429, f"request budget spent ({self.config.max_requests} calls)", entry)
-            if self.config.max_tokens is not None and t.input_tokens + t.output_tokens >= self.config.max_tokens:
-                return self._refuse(handler, 429, f"token budget spent ({self.config.max_tokens} tokens)", entry)
-            t.calls += 1
-        streaming = bool(isinstance(payload, dict) and payload.get("stream"))
-        if streaming and path == "/v1/chat/completions" and self.config.provider.auth == "bearer":
-            options = payload.get("stream_options") if isinstance(payload.get("stream_options"), dict) else {}
-            payload["stream_options"] = {**options, "include_usage": True}  # so the stream reports its tokens
+            body = handler.read_body()  # first: a refusal is only sent once the client has sent everything
+            if path not in self.config.provider.paths:
+                raise _Refused(403, f"{path} is not forwarded; allowed: POST {', '.join(self.config.provider.paths)}")
+            try:
+                payload = json.loads(body or b"{}")
+            except ValueError:
+                raise _Refused(400, "the request body is not JSON") from None
+            if not isinstance(payload, dict):
+                raise _Refused(400, "the request body is not a JSON object")
+            model = entry["model"] = payload.get("model")
+            if self.config.models and model not in self.config.models:
+                raise _Refused(403, f"model {model!r} is not allowed; allowed: {list(self.config.models)}")
+            changed = False
+            streaming = bool(payload.get("stream"))
+            if streaming and path == "/v1/chat/completions" and self.config.provider.auth == "bearer":
+                options = payload.get("stream_options")
+                options = options if isinstance(options, dict) else {}
+                payload["stream_options"] = {**options, "include_usage": True}  # so the stream reports its tokens
+                changed = True
+            reservation, cap = self._reserve(path, payload, len(body))
+        except _Refused as refusal:
+            return self._refuse(handler, refusal.status, str(refusal), entry)
+        if cap is not None:
+            entry["cap_added"] = payload[cap[0]] = cap[1]
+        if changed or cap is not None:
             body = json.dumps(payload).encode()
         entry["stream"] = streaming
-        usage = self._forward(handler, path, body, entry)
+        usage: tuple[int, int] | None = None
+        try:
+            usage = self._forward(handler, path, body, entry)
+        finally:
+            self._settle(reservation, usage, entry)
         entry["input_tokens"], entry["output_tokens"] = usage
         entry["seconds"] = round(time.monotonic() - started, 3)
-        with self._lock:
-            self._totals.input_tokens += usage[0]
-            self._totals.output_tokens += usage[1]
         self._log(entry)
+
+    def _reserve(self, path: str, payload: dict[str, Any], size: int) -> tuple[int, tuple[str, int] | None]:
+        """Count the call in, reserving its tokens (module docstring); waits while the calls in flight hold what it
+        needs. Returns the reservation and, where the call's answer must be capped to fit, (field, cap)."""
+        budget = self.config.max_tokens
+        asked = _asked_cap(payload)
+        choices = _choices(payload)
+        field = _cap_field(self.config.provider, path)
+        with self._settled:
+            while True:
+                t = self._totals
+                if self.config.max_requests is not None and t.calls >= self.config.max_requests:
+                    raise _Refused(429, f"request budget spent ({self.config.max_requests} calls)")
+                if budget is None:
+                    t.calls += 1
+                    return 0, None
+                left = budget - t.used - t.reserved
+                cap = None
+                if asked is not None or field is None:
+                    need = size + (asked or 0) * choices
+                else:  # no cap named: the per-call cap, or what is left when that is less
+                    per_choice = min(self.config.max_tokens_per_call, (left - size) // choices)
+                    need = size + max(1, per_choice) * choices
+                    if per_choice < self.config.max_tokens_per_call:
+                        cap = (field, max(1, per_choice))
+                if need <= left:
+                    t.calls += 1
+                    t.reserved += need
+                    t.in_flight += 1
+                    return need, cap
+                if not t.in_flight or self._stopping:
+                    if t.used >= budget:
+                        raise _Refused(429, f"token budget spent ({t.used} of {budget} tokens used)")
+                    raise _Refused(
+                        429,
+                        f"the call may use {need} tokens ({size} for its request, at most one a byte, and "
+                        f"{need - size} for its answer) but {left} of the budget of {budget} are left; ask for "
+                        "a shorter answer (max_tokens) or send less",
+                    )
+                self._settled.wait(timeout=1.0)
+
+    def _settle(self, reservation: int, usage: tuple[int, int] | None, entry: dict[str, Any]) -> None:
+        """The call returned: its reservation gives way to the tokens its answer reports."""
+        with self._settled:
+            t = self._totals
+            if self.config.max_tokens is not None:
+                t.reserved -= reservation
+                t.in_flight -= 1
+            if usage is not None:
+                t.input_tokens += usage[0]
+                t.output_tokens += usage[1]
+                if usage == (0, 0) and 200 <= entry.get("status", 0) < 300:  # a success that reported no usage
+                    t.unreported_tokens += reservation
+                    entry["unreported_tokens"] = reservation
+            self._settled.notify_all()
 
     def _forward(self, handler: _Handler, path: str, body: bytes, entry: dict[str, Any]) -> tuple[int, int]:
         """Send the call upstream and stream the answer back; returns (input, output) tokens seen."""
@@ -312,7 +436,12 @@ class LLMProxy:
         return counter.input_tokens, counter.output_tokens
 
     def _refuse(self, handler: _Handler, status: int, message: str, entry: dict[str, Any] | None = None) -> None:
-        self._reply(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
+        with contextlib.suppress(_Refused):
+            handler.read_body()  # so the client is not still sending when the socket closes
+        with contextlib.suppress(OSError):
+            self._reply(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
+        if handler.unread:
+            handler.linger()
         if entry is not None:
             entry.update(status=status, refused=message, input_tokens=0, output_tokens=0)
             with self._lock:
@@ -378,3 +507,26 @@ class _UsageCounter:
 
 def _int(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) else 0
+
+
+def _asked_cap(payload: dict[str, Any]) -> int | None:
+    """The answer's cap the request names (the largest, if it names several), or None."""
+    caps = [v for v in (payload.get(k) for k in _OUTPUT_CAPS) if isinstance(v, int) and not isinstance(v, bool)]
+    return max(0, *caps) if caps else None
+
+
+def _choices(payload: dict[str, Any]) -> int:
+    """How many answers the call asks for (OpenAI's ``n``; ``best_of`` for completions)."""
+    counts = [v for v in (payload.get("n"), payload.get("best_of")) if isinstance(v, int) and not isinstance(v, bool)]
+    return max([1, *counts])
+
+
+def _cap_field(provider: Provider, path: str) -> str | None:
+    """The request field that caps the answer on ``path``; None where the call has no answer to cap."""
+    if path == "/v1/embeddings":
+        return None
+    if path == "/v1/responses":
+        return "max_output_tokens"
+    if path == "/v1/chat/completions" and provider.name == "openai":
+        return "max_completion_tokens"
+    return "max_tokens"

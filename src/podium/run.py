@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import shutil
 import socket as socket_module
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -27,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from podium import __version__
+from podium import __version__, owner
 from podium.agents import AgentSpec
 from podium.competition import Competition
 from podium.errors import HarnessError, PodiumError
@@ -153,8 +151,7 @@ def _run_one(
     check = verify(competition, config.data_dir)
     if check.status != "ok":
         raise HarnessError(f"{competition.id}: prepared data failed verification: {'; '.join(check.problems)}")
-    final = store.run_dir(config.run_group, competition.id, seed)
-    staging = final.with_name(f".{seed}.tmp-{os.getpid()}-{time.monotonic_ns()}")
+    staging = store.stage(config.run_group, competition.id, seed)
     folders = {name: staging / name for name in ("submission", "code", "logs", "home")}
     for folder in folders.values():
         folder.mkdir(parents=True)
@@ -174,7 +171,7 @@ def _run_one(
         ),
         encoding="utf-8",
     )
-    socket_dir = Path(tempfile.mkdtemp(prefix="podium-v-"))  # short path: Unix sockets allow ~100 bytes
+    socket_dir = owner.mkdtemp("v")  # short path: Unix sockets allow ~100 bytes
     socket = socket_dir / "validate.sock"
     mounts = [
         Mount(paths.public, "/home/data"),
@@ -254,13 +251,8 @@ def _run_one(
         "llm": llm_summary,
         "grade": report.to_dict(),
     }
-    (staging / "record.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    if final.exists():  # a folder without a record, left by a crash before the rename
-        shutil.rmtree(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(staging, final)
+    final = store.land(staging, record)  # durably: record, rename, index (see podium.store)
     record["grade"]["submission_path"] = str(final / "submission" / "submission.csv")
-    store.add(record, final / "record.json")
     return record
 
 
@@ -300,16 +292,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _remove_dead_staging(group_dir: Path) -> None:
-    """Staging folders left by a podium process that no longer exists (killed mid-run)."""
-    for staging in group_dir.glob("*/.*.tmp-*"):
-        pid = int(staging.name.split(".tmp-")[1].split("-")[0])
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            shutil.rmtree(staging, ignore_errors=True)
-        except PermissionError:
-            pass  # alive, someone else's
+def sweep_leftovers(store: RunStore) -> None:
+    """What podium processes killed mid-run left behind (never a live one's): staging folders, temporary
+    folders and cgroups, told apart by their owner's token, not by age."""
+    from podium.sandbox._cgroup import sweep_abandoned
+
+    store.sweep()
+    owner.sweep_temp()
+    sweep_abandoned()
 
 
 def resolve_image(config: RunConfig) -> RunConfig:
@@ -377,7 +367,7 @@ class _Progress:
 def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str, Any]]:
     """Every (competition, seed) pair not finished yet; finished ones are skipped, not rerun."""
     store = RunStore(config.runs_dir)
-    _remove_dead_staging(config.runs_dir / config.run_group)
+    sweep_leftovers(store)
     recovered = store.reconcile(config.run_group)
     others = {r["agent"] for r in store.rows(config.run_group)} - {config.agent.name}
     if others:

@@ -1,21 +1,43 @@
 """Where runs live: one folder per run, indexed in an embedded SQLite database.
 
-    RUNS/<group>/<competition>/<seed>/record.json   the run's record (written last, atomically)
+    RUNS/<group>/<competition>/<seed>/record.json   a finished run (the folder is named by its seed)
+    RUNS/<group>/<competition>/.<seed>.tmp-<owner>-<n>/   a run in progress: its staging folder
+    RUNS/.owners/<owner>.lock                       held (flock) by each podium process that stages runs
     RUNS/podium.db                                  the index: one row per finished run
 
-A run folder appears by renaming a finished staging folder, and its index row is written after;
-``reconcile`` indexes any folder whose row is missing (a crash between the two), so killing podium
-at any moment loses no finished run, and the UNIQUE key counts none twice.
+A run is staged (:meth:`RunStore.stage`) in a folder of its own and finished by :meth:`RunStore.land`:
+``record.json`` is written to a temporary file, fsynced and renamed into the staging folder, the
+staging folder is fsynced and renamed to its final name, the parent folder is fsynced, and only then
+is the run indexed. Only folders with a final name are runs: a staging folder, whatever it holds (a
+record torn by a kill included), is a leftover, never indexed.
+
+A staging folder's name carries its owner's token (pid, start time and boot id; see
+:mod:`podium.owner`), and its owner holds an flock on ``.owners/<owner>.lock`` for as long as it
+runs. :meth:`RunStore.sweep` removes the staging folders whose owner no longer holds its lock (a
+process killed with SIGKILL drops its locks at once, reaped or not), so a reused pid never keeps a
+dead run's folder, and a live podium's runs are never touched. :meth:`RunStore.reconcile` is the one
+place that repairs the index: it adds a row for every final folder with a readable record and none,
+and drops every row whose record is gone, so after it the index lists exactly the finished runs.
+Killing podium at any instruction therefore loses no finished run and counts none twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import itertools
 import json
+import os
+import shutil
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from podium import owner
 
 __all__ = ["RunStore"]
 
@@ -43,6 +65,11 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 #: Columns added after the first schema, with their declarations, for indexes written by older podiums.
 _ADDED_COLUMNS = {"other_versions": "TEXT NOT NULL DEFAULT '[]'"}
+_OWNERS = ".owners"
+_STAGING_MARK = ".tmp-"
+#: The owner lock this process holds in each runs folder: (pid, the folder of locks) -> its descriptor.
+_HELD: dict[tuple[int, str], int] = {}
+_COUNTER = itertools.count()
 
 
 class RunStore:
@@ -78,32 +105,165 @@ class RunStore:
             ).fetchone()
         return row is not None
 
+    # -- a run's folder: staged, then landed --------------------------------------------------------
+
+    def stage(self, group: str, competition_id: str, seed: int) -> Path:
+        """A new, empty staging folder for the run, owned by this process until :meth:`land` renames it."""
+        self._hold_owner_lock()
+        final = self.run_dir(group, competition_id, seed)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = self._staging_name(final)
+        staging.mkdir()
+        return staging
+
+    def land(self, staging: Path, record: dict[str, Any]) -> Path:
+        """Finish a staged run: its record, durably, then the folder under its final name, then its index row.
+
+        A folder already at the final name (a run being redone, or a folder a crash left without a
+        record) is replaced: its row goes first, then the folder is moved aside and removed.
+        """
+        final = self.run_dir(record["run_group"], record["competition_id"], record["seed"])
+        if staging.parent != final.parent:
+            raise ValueError(f"{staging} is not a staging folder of {final}")
+        _write_durably(staging / "record.json", (json.dumps(record, indent=2) + "\n").encode())
+        _fsync_dir(staging)
+        aside = None
+        if os.path.lexists(final):
+            with self._connect() as db:
+                db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
+            aside = self._staging_name(final)
+            os.replace(final, aside)
+        os.replace(staging, final)
+        _fsync_dir(final.parent)
+        self._index(record, final / "record.json")
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+        return final
+
     def add(self, record: dict[str, Any], record_path: Path) -> None:
         """Index a finished run (idempotent: a second add of the same run changes nothing)."""
-        grade = record.get("grade") or {}
-        values = (
-            record["run_group"], record["competition_id"], record["competition_version"], record["seed"], record["agent"],
-            record["status"], grade.get("score"), int(bool(grade.get("valid_submission"))),
-            int(bool(grade.get("submission_exists"))), int(bool(grade.get("above_median"))), int(bool(grade.get("gold_medal"))),
-            int(bool(grade.get("silver_medal"))), int(bool(grade.get("bronze_medal"))), int(bool(grade.get("any_medal"))),
-            str(record_path), record["finished_at"], json.dumps(grade.get("other_versions") or []),
-        )  # fmt: skip
         with self._connect() as db:
-            db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(values))})", values)
+            db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
 
-    def reconcile(self, group: str) -> int:
-        """Index every finished run folder of ``group`` that has no row yet; returns how many.
+    def _index(self, record: dict[str, Any], record_path: Path) -> None:
+        """The run's one row, replacing any row of the same (group, competition, seed)."""
+        with self._connect() as db:
+            db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
+            db.execute(f"INSERT INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
 
-        Only folders without a row are read, so this stays cheap however many runs are stored.
+    def _staging_name(self, final: Path) -> Path:
+        return final.with_name(f".{final.name}{_STAGING_MARK}{owner.own_token()}-{next(_COUNTER)}")
+
+    # -- ownership of staging folders --------------------------------------------------------------
+
+    def _lock_path(self, token: str) -> Path:
+        return self.root / _OWNERS / f"{token}.lock"
+
+    def _hold_owner_lock(self) -> None:
+        """Take (once per process and runs folder) the lock that says this process's staging folders are live."""
+        path = self._lock_path(owner.own_token())
+        key = (os.getpid(), str(path.parent.resolve()))
+        if key in _HELD:
+            return
+        path.parent.mkdir(exist_ok=True)
+        for _ in range(10):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a filesystem without locks: liveness falls back to /proc (podium.owner.alive)
+                os.close(fd)
+                return
+            with contextlib.suppress(FileNotFoundError):
+                if os.fstat(fd).st_ino == os.stat(path).st_ino:  # not unlinked by a sweep between open and lock
+                    _HELD[key] = fd
+                    return
+            os.close(fd)
+
+    def _owner_alive(self, token: str) -> bool:
+        """Whether the podium process named by ``token`` still runs: it holds its lock (any host sharing the
+        folder), or, where it has no lock file, it is alive on this host."""
+        if token == owner.own_token():
+            return True
+        try:
+            fd = os.open(self._lock_path(token), os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return owner.alive(token)
+        except OSError:
+            return True  # cannot tell: keep it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            return error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or owner.alive(token)
+        else:
+            return False
+        finally:
+            os.close(fd)  # closing drops the lock we may have taken
+
+    def sweep(self) -> list[Path]:
+        """Remove the staging folders (in every group) of podium processes that no longer run, and their locks.
+
+        Staging folders named by podiums before owner tokens (``.<seed>.tmp-<pid>-<ns>``) go when that pid
+        is gone, as they did then.
         """
-        indexed = {(r["competition_id"], str(r["seed"])) for r in self.rows(group)}
-        added = 0
-        for path in sorted((self.root / group).glob("*/*/record.json")):
-            if (path.parent.parent.name, path.parent.name) in indexed:
+        verdicts: dict[str, bool] = {}
+        removed = []
+        for staging in sorted(self.root.glob(f"*/*/.*{_STAGING_MARK}*")):
+            if not staging.is_dir() or staging.is_symlink():
                 continue
-            record = json.loads(path.read_text(encoding="utf-8"))
-            self.add(record, path)
-            added += 1
+            token = owner.token_in(staging.name.partition(_STAGING_MARK)[2])
+            if token is None:
+                dead = _legacy_owner_dead(staging.name)
+            else:
+                if token not in verdicts:
+                    verdicts[token] = self._owner_alive(token)
+                dead = not verdicts[token]
+            if dead:
+                shutil.rmtree(staging, ignore_errors=True)
+                removed.append(staging)
+        with contextlib.suppress(OSError):
+            for lock in (self.root / _OWNERS).glob("*.lock"):
+                token = lock.name.removesuffix(".lock")
+                if not (verdicts[token] if token in verdicts else self._owner_alive(token)):
+                    lock.unlink(missing_ok=True)
+        return removed
+
+    # -- the index ---------------------------------------------------------------------------------
+
+    def reconcile(self, group: str | None = None) -> int:
+        """Make the index of ``group`` (default: every group) list exactly its finished runs; returns how many
+        rows were added.
+
+        A row whose run folder has no record (the folder is gone) is dropped, and its run will be run
+        again; a final folder with a readable record and no row is indexed. Staging folders are never
+        read. Records of indexed runs are not opened, so this stays cheap however many runs are stored.
+        """
+        groups = [group] if group is not None else sorted(p.name for p in self.root.iterdir() if _is_group(p))
+        added = 0
+        for name in groups:
+            rows = self.rows(name)
+            indexed = set()
+            for row in rows:
+                final = self.run_dir(name, row["competition_id"], row["seed"]) / "record.json"
+                if final.is_file() and Path(row["record_path"]).parent.name == str(row["seed"]):
+                    indexed.add((row["competition_id"], str(row["seed"])))
+                    continue
+                with self._connect() as db:
+                    db.execute(*_delete_run(name, row["competition_id"], row["seed"]))
+                if not final.is_file():
+                    print(
+                        f"{name}/{row['competition_id']}/{row['seed']}: indexed, but its folder holds no record; "
+                        "dropped from the index (it will be run again)",
+                        file=sys.stderr,
+                    )
+            for path in sorted((self.root / name).glob("*/*/record.json")):
+                competition_id, seed = path.parent.parent.name, path.parent.name
+                if not seed.isdigit() or competition_id.startswith(".") or (competition_id, seed) in indexed:
+                    continue
+                record = _read_record(path, name, competition_id, int(seed))
+                if record is None:
+                    continue
+                self._index(record, path)
+                added += 1
         return added
 
     def rows(self, group: str | None = None) -> list[dict[str, Any]]:
@@ -118,3 +278,69 @@ class RunStore:
         for row in rows:
             row["other_versions"] = json.loads(row.get("other_versions") or "[]")
         return rows
+
+
+def _row(record: dict[str, Any], record_path: Path) -> tuple[Any, ...]:
+    grade = record.get("grade") or {}
+    return (
+        record["run_group"], record["competition_id"], record["competition_version"], record["seed"], record["agent"],
+        record["status"], grade.get("score"), int(bool(grade.get("valid_submission"))),
+        int(bool(grade.get("submission_exists"))), int(bool(grade.get("above_median"))), int(bool(grade.get("gold_medal"))),
+        int(bool(grade.get("silver_medal"))), int(bool(grade.get("bronze_medal"))), int(bool(grade.get("any_medal"))),
+        str(record_path), record["finished_at"], json.dumps(grade.get("other_versions") or []),
+    )  # fmt: skip
+
+
+def _delete_run(group: str, competition_id: str, seed: int) -> tuple[str, tuple[Any, ...]]:
+    return "DELETE FROM runs WHERE run_group=? AND competition_id=? AND seed=?", (group, competition_id, seed)
+
+
+def _read_record(path: Path, group: str, competition_id: str, seed: int) -> dict[str, Any] | None:
+    """The record of a final run folder, or None (with a line saying why) when it cannot stand for that run."""
+    try:
+        record = json.loads(path.read_bytes())
+        where = (record["run_group"], record["competition_id"], record["seed"])
+        _row(record, path)  # every field the index needs is there
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        problem = f"unreadable record ({type(error).__name__}: {error})"
+    else:
+        if where == (group, competition_id, seed):
+            return record
+        problem = f"its record is of another run {where}"
+    print(f"{path.parent}: not indexed, {problem}; the run will be run again", file=sys.stderr)
+    return None
+
+
+def _is_group(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and not path.name.startswith(".")
+
+
+def _legacy_owner_dead(name: str) -> bool:
+    pid = name.partition(_STAGING_MARK)[2].split("-")[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` entirely or not at all, also after a crash: a temporary file, fsync, rename."""
+    partial = path.with_name(f".{path.name}.partial")
+    with open(partial, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

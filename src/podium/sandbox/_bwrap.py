@@ -31,14 +31,13 @@ import platform
 import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from podium.errors import PodiumError
 from podium.sandbox import _seccomp
-from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._cgroup import RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._ids import probe_ids
@@ -287,7 +286,7 @@ def _run_in_cgroup(
     pass_fds: tuple[int, ...] = (),
     ids: tuple[int, int] | None = None,
 ) -> ExecResult:
-    cgroup = RunCgroup.create(uuid.uuid4().hex[:12], limits)
+    cgroup = RunCgroup.create(new_run_id(), limits)
     try:
         watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids)
         killed_for: KilledFor | None = (

@@ -1,7 +1,9 @@
 """One run's cgroup v1 groups: caps (memory, pids, cpu), accounting, and killing every task of the run.
 
 Each controller is mounted on its own hierarchy under ``/sys/fs/cgroup/<controller>``; a run gets
-``<controller>/podium/<run id>`` in each one that is mounted and writable. A controller that cannot
+``<controller>/podium/<run id>`` in each one that is mounted and writable. A run id starts with the
+token of the podium process that owns the run (:func:`new_run_id`, :mod:`podium.owner`), so the
+groups of a killed harness are told from a live one's by that token alone. A controller that cannot
 be used turns into a warning when the run asked for its cap, and silently into /proc accounting
 when it only served measurement.
 """
@@ -9,11 +11,14 @@ when it only served measurement.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 
+from podium import owner
 from podium.sandbox._types import Limits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -153,22 +158,59 @@ class RunCgroup:
                     time.sleep(0.02)
 
 
-def remove_abandoned(parent: Path, min_age_s: float = 600.0) -> None:
-    """Remove empty run groups left behind by a harness that was killed (SIGKILL cannot clean up).
+def new_run_id() -> str:
+    """A run's id: this harness's owner token and a random part."""
+    return f"{owner.own_token()}-{uuid.uuid4().hex[:8]}"
 
-    Only groups older than ``min_age_s`` go: a live run's group is empty for the moment between
-    its creation and its first process entering it, and must not be taken from under it.
+
+def sweep_abandoned() -> None:
+    """:func:`remove_abandoned` in every cgroup v1 hierarchy (a container runtime fills others than podium)."""
+    with contextlib.suppress(OSError):
+        for hierarchy in CGROUP_ROOT.iterdir():
+            if (hierarchy / "cgroup.procs").is_file():
+                remove_abandoned(hierarchy / "podium")
+
+
+def remove_abandoned(parent: Path, min_age_s: float = 600.0) -> None:
+    """Remove the run groups left behind by a harness that was killed (SIGKILL cannot clean up).
+
+    A group whose name carries an owner token goes as soon as that owner no longer runs (any process
+    still in it is killed first, groups nested in it go too); a live owner's group is never touched.
+    A group named before owner tokens goes once empty and older than ``min_age_s``: a live run's group
+    is empty for the moment between its creation and its first process entering it.
     """
     if not parent.is_dir():
         return
     now = time.time()
     for group in parent.iterdir():
         try:
-            if (
-                group.is_dir()
-                and now - group.stat().st_mtime > min_age_s
-                and not (group / "cgroup.procs").read_text().strip()
-            ):
+            if not group.is_dir() or group.is_symlink():
+                continue
+            token = owner.token_in(group.name)
+            if token is not None:
+                if not owner.alive(token):
+                    _remove_tree(group)
+            elif now - group.stat().st_mtime > min_age_s and not (group / "cgroup.procs").read_text().strip():
                 group.rmdir()
         except OSError:
             pass  # in use by a live run, or already gone
+
+
+def _remove_tree(group: Path, timeout: float = 2.0) -> None:
+    """Kill what is left in a dead owner's group and in the groups below it, then remove them, deepest first."""
+    deadline = time.monotonic() + timeout
+    for top, _, _ in sorted(os.walk(group), key=lambda entry: -entry[0].count("/")):
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                for pid in (Path(top) / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), signal.SIGKILL)
+            try:
+                os.rmdir(top)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as error:
+                if error.errno != errno.EBUSY or time.monotonic() > deadline:  # not ours to remove, or stuck
+                    return
+                time.sleep(0.02)  # its last tasks are still exiting

@@ -39,7 +39,6 @@ import socket
 import tarfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from podium.errors import HarnessError, PodiumError
 from podium.sandbox import _seccomp
 from podium.sandbox._bwrap import ETC_ENTRIES, SYSTEM_DIRS, default_env, python_prefixes
-from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id, remove_abandoned
 from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._process import sample_of
@@ -143,7 +142,7 @@ class DockerSandbox:
     ) -> ExecResult:
         """Run ``command`` in a new container and wait for it to end; see the module docstring."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
-        run_id = uuid.uuid4().hex[:12]
+        run_id = new_run_id()
         # A parent group for accounting (Docker caps the container's own group): its counters outlive the
         # container's group, so the peak memory and CPU time of a run that ends within a second are known.
         # It carries the memory cap too, so what the runtime charges while starting the container counts.

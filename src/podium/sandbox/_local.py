@@ -21,10 +21,10 @@ import pwd
 import resource
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from podium import owner
 from podium.errors import PodiumError
 from podium.sandbox._disk import disk_watch
 from podium.sandbox._handback import hand_over, harness_ids
@@ -63,7 +63,7 @@ class LocalSandbox:
                 raise PodiumError(f"The 'local' sandbox cannot nest mounts: {inner.target!r} lies in {outer.target!r}.")
         warning = NO_ISOLATION_WARNING.format(user=_user())
         print(f"\n*** WARNING: {warning} ***\n", file=sys.stderr, flush=True)
-        root = Path(tempfile.mkdtemp(prefix="podium-local-"))
+        root = owner.mkdtemp("local")
         try:
             cwd = _lay_out(root, mounts, workdir)
             env = {key: _outside(value, root, mounts, workdir) for key, value in env.items()}

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from podium import owner
 from podium.errors import PodiumError
 from podium.sandbox import _disk
 from podium.sandbox._handback import copy_tree, empty_folder, hand_over, harness_ids
@@ -291,7 +292,7 @@ def _make_point(target: Path, info: os.stat_result) -> None:
 @contextlib.contextmanager
 def _unstaged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> Iterator[Staged]:
     uid, gid = harness_ids()
-    with tempfile.TemporaryDirectory(prefix="podium-etc-") as etc_dir:
+    with tempfile.TemporaryDirectory(prefix=f"podium-etc-{owner.own_token()}-") as etc_dir:
         resolved = [Mount(m.source.resolve(), m.target, m.writable) for m in mounts]
         result = Staged(resolved, Path(etc_dir), [(p, p) for p in prefixes], uid, gid)
         _write_etc(result.etc_dir, uid, gid)
