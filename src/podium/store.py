@@ -78,6 +78,13 @@ class RunStore:
             ).fetchone()
         return row is not None
 
+    def remove(self, group: str, competition_id: str, seed: int) -> None:
+        """Drop a run's row (a run being redone); ``reconcile`` indexes whichever folder is then in place."""
+        with self._connect() as db:
+            db.execute(
+                "DELETE FROM runs WHERE run_group=? AND competition_id=? AND seed=?", (group, competition_id, seed)
+            )
+
     def add(self, record: dict[str, Any], record_path: Path) -> None:
         """Index a finished run (idempotent: a second add of the same run changes nothing)."""
         grade = record.get("grade") or {}
@@ -99,8 +106,8 @@ class RunStore:
         indexed = {(r["competition_id"], str(r["seed"])) for r in self.rows(group)}
         added = 0
         for path in sorted((self.root / group).glob("*/*/record.json")):
-            if (path.parent.parent.name, path.parent.name) in indexed:
-                continue
+            if (path.parent.parent.name, path.parent.name) in indexed or path.parent.name.startswith("."):
+                continue  # indexed, or a staging folder (".<seed>.tmp-..."): never a finished run
             record = json.loads(path.read_text(encoding="utf-8"))
             self.add(record, path)
             added += 1

@@ -36,6 +36,8 @@ def validate(competition: Competition, submission: str | Path, sample_submission
     if not sample_path.is_file():
         raise DataNotFoundError(f"sample submission for {competition.id} not found at {sample_path}")
     path = Path(submission)
+    if path.is_dir():
+        return ValidationResult(False, f"the submission {path} is a directory, not a CSV file")
     if not path.is_file():
         return ValidationResult(False, f"no submission file at {path}")
     if path.suffix.lower() != ".csv":
