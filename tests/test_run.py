@@ -356,8 +356,9 @@ def _alive_with(token: str) -> list[str]:
     return [pid for pid, cmdline in cmdlines.items() if token.encode() in cmdline]
 
 
-def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Start `podium run`, send SIGINT to its process group ``signals`` times once a run has started."""
+def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.CompletedProcess[str], float, int]:
+    """Start `podium run`, send SIGINT to its process group ``signals`` times once a run has started;
+    (what it did, seconds from the first SIGINT to its exit, its pid)."""
     child = subprocess.Popen(
         [sys.executable, "-m", "podium", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
@@ -372,14 +373,16 @@ def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.Co
             os.killpg(child.pid, signal.SIGINT)
         time.sleep(0.05)
     stdout, stderr = child.communicate(timeout=120)
-    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr), time.monotonic() - sent
+    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr), time.monotonic() - sent, child.pid
 
 
-def test_ctrl_c_stops_the_batch_writes_the_report_and_a_rerun_resumes(tmp_path: Path, data_dir: Path) -> None:
+def test_ctrl_c_stops_the_batch_writes_the_report_and_a_rerun_resumes(
+    tmp_path: Path, data_dir: Path, sandbox: str
+) -> None:
     agent, token = _hanging_agent(tmp_path / "hanger")
     runs = tmp_path / "runs"
-    args = _run_args(agent, data_dir, runs, "--seeds", "3", "--time-limit", "5m")
-    result, took = _interrupt(args, runs, signals=1)
+    args = _run_args(agent, data_dir, runs, "--seeds", "3", "--time-limit", "5m", "--sandbox", sandbox)
+    result, took, pid = _interrupt(args, runs, signals=1)
     assert result.returncode == 130, result.stderr[-3000:]
     assert took < 30, f"stopping took {took:.0f}s"
     assert "Traceback" not in result.stderr
@@ -388,6 +391,14 @@ def test_ctrl_c_stops_the_batch_writes_the_report_and_a_rerun_resumes(tmp_path: 
     assert "# Run group `default`" in result.stdout and (runs / "default" / "report.md").is_file()
     assert not list(runs.glob("*/*/.*.tmp-*")), "staging folders left behind"
     assert not _alive_with(token), "the agent outlived the Ctrl-C"
+    if sandbox == "docker":  # its container was killed and removed
+        import docker
+
+        from podium.sandbox._docker import HARNESS_LABEL
+
+        labels = [c.labels[HARNESS_LABEL] for c in docker.from_env().containers.list(all=True)
+                  if HARNESS_LABEL in c.labels]  # fmt: skip
+        assert not [label for label in labels if label.endswith(f":{pid}")]
     assert _records(runs) == []  # the interrupted run left nothing; the queued ones never started
     (agent / ".hang").unlink()
     rerun = podium(*args)
@@ -399,7 +410,7 @@ def test_ctrl_c_stops_the_batch_writes_the_report_and_a_rerun_resumes(tmp_path: 
 def test_a_second_ctrl_c_quits_at_once_without_leaving_staging_folders(tmp_path: Path, data_dir: Path) -> None:
     agent, token = _hanging_agent(tmp_path / "hanger")
     runs = tmp_path / "runs"
-    result, took = _interrupt(_run_args(agent, data_dir, runs, "--workers", "2", "--time-limit", "5m"), runs, 2)
+    result, took, _ = _interrupt(_run_args(agent, data_dir, runs, "--workers", "2", "--time-limit", "5m"), runs, 2)
     assert result.returncode == 130 and took < 30, result.stderr[-3000:]
     assert "Traceback" not in result.stderr and "rerun the same command to resume" in result.stderr
     assert not list(runs.glob("*/*/.*.tmp-*")), "staging folders left behind"

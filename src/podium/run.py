@@ -572,9 +572,10 @@ class _Stop:
                 kill_tree(pid)
         if self.config.sandbox == "docker":
             with contextlib.suppress(Exception):
-                from podium.sandbox._docker import HARNESS_LABEL, DockerSandbox, _harness_id
+                from podium.sandbox import get_sandbox
+                from podium.sandbox._docker import HARNESS_LABEL, _harness_id
 
-                client = DockerSandbox.find().client
+                client = get_sandbox("docker", image=self.config.image).client  # type: ignore[attr-defined]
                 for container in client.containers.list(filters={"label": f"{HARNESS_LABEL}={_harness_id()}"}):
                     with contextlib.suppress(Exception):
                         container.kill()
