@@ -195,9 +195,11 @@ class RunTimes:
     def installed(self) -> Iterator[None]:
         original = podium.run.run_one
 
-        def timed_run_one(config: RunConfig, competition: Competition, seed: int, store: RunStore) -> dict[str, Any]:
+        def timed_run_one(
+            config: RunConfig, competition: Competition, seed: int, store: RunStore, *more: Any
+        ) -> dict[str, Any]:  # more: run_all's GPU pool and Ctrl-C handler
             t0 = time.perf_counter()
-            record = original(config, competition, seed, store)
+            record = original(config, competition, seed, store, *more)
             t1 = time.perf_counter()
             with self._lock:
                 self.rows.append(

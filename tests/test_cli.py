@@ -135,3 +135,99 @@ def test_grade_jsonl_checks_every_answers_file_first(tmp_path: Path, prepared: t
         result.returncode == 2 and "aerial-cactus-identification" in result.stderr and "podium prepare" in result.stderr
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_version_and_every_help_names_its_defaults() -> None:
+    from podium import __version__
+
+    version = podium("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"podium {__version__}"
+    run_help = podium("run", "--help")
+    assert run_help.returncode == 0
+    text = " ".join(run_help.stdout.split())
+    for default in ("(default: 24h)", "(default: 1)", "(default: runs)", "(default: baseline)", "(default: default)"):
+        assert default in text, default
+    for command in ("list", "show", "grade-sample", "validate", "grade", "prepare", "verify", "example"):
+        shown = podium(command, "--help")
+        assert shown.returncode == 0 and "usage: podium " + command in shown.stdout, command
+
+
+def test_a_reader_that_goes_away_ends_podium_quietly() -> None:
+    """`podium list | head`: the pipe closes before podium writes; no BrokenPipeError traceback."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "podium", "list", "--split", "all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--time-limit", "-5m"], "the time limit must be positive, got -5m"),
+        (["--time-limit=-5m"], "the time limit must be positive, got -5m"),
+        (["--time-limit", "0"], "the time limit must be positive, got 0"),
+        (["--time-limit", "5x"], "cannot read the time limit '5x'"),
+        (["--cpus", "0"], "the CPUs per run must be more than 0, got 0"),
+        (["--cpus", "-1"], "the CPUs per run must be more than 0, got -1"),
+        (["--memory", "0"], "the memory cap must be positive, got 0"),
+        (["--memory", "-1G"], "the memory cap must be positive, got -1G"),
+        (["--disk", "lots"], "cannot read the disk cap 'lots'"),
+        (["--seeds", "0"], "the number of seeds must be at least 1, got 0"),
+        (["--workers", "-2"], "the number of workers must be at least 1, got -2"),
+        (["--gpus", "-1"], "the number of GPUs must be at least 0, got -1"),
+    ],
+)
+def test_run_limits_are_checked_before_anything_is_created(tmp_path: Path, args: list[str], says: str) -> None:
+    result = podium("run", "--agent", "dummy", *args, "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr and result.stderr.startswith("podium: error:") and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_bad_agent_yaml_is_one_line_naming_file_key_and_fix(tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "agent.yaml").write_text("command: [python3, main.py]\nenviron: {A: 1}\n")
+    result = podium("run", "--agent", str(tmp_path / "agent"), "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (
+        f"podium: error: {tmp_path / 'agent' / 'agent.yaml'}: unknown key 'environ'. Fix: did you mean 'env'? "
+        "(the keys are name, command, env, resources, image, build, llm)"
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_directory_is_reported_as_a_directory(tmp_path: Path, prepared: tuple[Path, Path, Path]) -> None:
+    data_dir, _, _ = prepared
+    folder = tmp_path / "submission.csv"
+    folder.mkdir()
+    for command in ("validate", "grade-sample"):
+        result = podium(command, str(folder), COMP, "--data-dir", str(data_dir))
+        assert result.returncode == 1 and "is a directory" in json.loads(result.stdout)["error"], command
+
+
+def test_a_bug_shows_its_traceback_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from podium import cli
+
+    def broken(args: object) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    assert cli.main(["list"]) == 70
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: boom" in err and "a bug in podium" in err
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    assert cli.main(["list"]) == 130
+    assert capsys.readouterr().err.strip() == "podium: interrupted"

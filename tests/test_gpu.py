@@ -110,3 +110,25 @@ def test_the_pool_gives_concurrent_runs_disjoint_gpus() -> None:
     for thread in threads:
         thread.join(10)
     assert overlaps == [] and sorted(pool.free) == [0, 1, 2, 3]
+
+
+def test_a_run_waiting_for_gpus_gives_up_when_the_batch_is_interrupted() -> None:
+    from podium.run import RunInterrupted
+
+    pool = GpuPool([0], per_run=1)
+    cancel = threading.Event()
+    outcome: list[str] = []
+
+    def waiter() -> None:
+        try:
+            with pool.take(cancel):
+                outcome.append("got a GPU")
+        except RunInterrupted:
+            outcome.append("interrupted")
+
+    with pool.take():
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        cancel.set()
+        thread.join(10)
+    assert outcome == ["interrupted"] and pool.free == [0]

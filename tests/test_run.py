@@ -3,6 +3,7 @@ resume after kill -9."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -80,6 +81,7 @@ def test_baseline_and_dummy_runs_are_graded_and_reported(tmp_path: Path, data_di
     for record in records:
         grade = record["grade"]
         assert grade["submission_exists"] and grade["valid_submission"], grade
+        assert Path(grade["submission_path"]).is_file() and ".tmp-" not in grade["submission_path"]
         assert record["competition_version"] == registry.get(record["competition_id"]).version
         assert record["podium_version"] and record["limits"]["time_limit_s"] == 300
     baseline = {r["competition_id"]: r for r in records if r["agent"] == "baseline"}
@@ -200,8 +202,10 @@ def test_time_limit_kills_the_agent_and_the_run_is_recorded(tmp_path: Path, data
         str(tmp_path / "runs"),
         env={"PODIUM_PROGRESS_SECONDS": "1"},
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 1, result.stderr[-3000:]  # no run made a submission
     assert time.monotonic() - started < 90
+    assert "no submission; the agent was stopped at its time limit after 3" in result.stderr
+    assert "podium: error: no run made a submission" in result.stderr
     (record,) = _records(tmp_path / "runs")
     assert record["agent_result"]["killed_for"] == "time"
     assert f"[0/1 done] running: {COMPS[0]}@" in result.stderr and "seed 0 (0m0" in result.stderr
@@ -357,3 +361,166 @@ def test_podium_run_from_a_venv_under_home_or_tmp(tmp_path: Path, practice_data:
     logs = tmp_path / "runs" / "default" / "practice-wine" / "0" / "logs"
     assert record["agent_result"]["exit_code"] == 0, (logs / "agent.stderr.log").read_text()
     assert record["grade"]["valid_submission"] and "numpy" in (logs / "agent.stdout.log").read_text()
+
+
+def _run_args(agent: Path | str, data_dir: Path, runs: Path, *more: str) -> list[str]:
+    return ["run", "--agent", str(agent), "--competitions", ",".join(COMPS), "--data-dir", str(data_dir),
+            "--runs-dir", str(runs), *more]  # fmt: skip
+
+
+def test_a_crashing_agent_is_visible_at_once(tmp_path: Path, data_dir: Path) -> None:
+    agent = _agent(tmp_path / "crasher", "import sys\nprint('loading the model', file=sys.stderr)\nimport numpyy\n")
+    runs = tmp_path / "runs"
+    result = podium(*_run_args(agent, data_dir, runs, "--time-limit", "2m"))
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert ".tmp-" not in result.stderr + result.stdout, "a run line shows a temporary path"
+    assert f"{COMPS[0]}@1 seed 0: no submission; the agent exited with status 1 after " in result.stderr
+    assert "    ModuleNotFoundError: No module named 'numpyy'" in result.stderr
+    assert "podium: error: no run made a submission (2 run(s))" in result.stderr
+    assert "2 run(s) ended with: ModuleNotFoundError: No module named 'numpyy'" in result.stderr
+    report = (runs / "default" / "report.md").read_text()
+    assert "## Runs whose agent failed (2)" in report and "exited with status 1 after" in report
+    assert "ModuleNotFoundError: No module named 'numpyy'" in report and "loading the model" in report
+    failures = json.loads((runs / "default" / "report.json").read_text())["agent_failures"]
+    assert {f["exit_code"] for f in failures} == {1} and all(f["seconds"] > 0 for f in failures)
+    for record in _records(runs):
+        final = runs / "default" / record["competition_id"] / "0"
+        assert record["grade"]["submission_path"] == str(final / "submission" / "submission.csv")
+        assert record["agent_stderr_tail"][-1] == "ModuleNotFoundError: No module named 'numpyy'"
+
+
+def _hanging_agent(folder: Path) -> tuple[Path, str]:
+    """An agent that hangs while its folder holds ``.hang`` (hidden: not part of the agent's hash), else
+    copies the sample submission; its command line carries a token to find its processes by."""
+    token = f"podium-test-{os.getpid()}-{time.monotonic_ns()}"
+    folder.mkdir(parents=True)
+    (folder / "agent.yaml").write_text(f"name: hanger\ncommand: [python3, /home/agent/main.py, {token}]\n")
+    (folder / "main.py").write_text(
+        "import os, shutil, time\n"
+        "while os.path.exists('/home/agent/.hang'):\n"
+        "    time.sleep(0.2)\n"
+        "shutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\n"
+    )
+    (folder / ".hang").write_text("")
+    return folder, token
+
+
+def _alive_with(token: str) -> list[str]:
+    """The pids of processes whose command line holds ``token``."""
+    cmdlines = {}
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            cmdlines[path.parent.name] = path.read_bytes()
+    return [pid for pid, cmdline in cmdlines.items() if token.encode() in cmdline]
+
+
+def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.CompletedProcess[str], float, int]:
+    """Start `podium run`, send SIGINT to its process group ``signals`` times once a run has started;
+    (what it did, seconds from the first SIGINT to its exit, its pid)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "podium", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("*/*/.*.tmp-*")) and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the sandbox is up
+    sent = time.monotonic()
+    for _ in range(signals):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGINT)
+        time.sleep(0.05)
+    stdout, stderr = child.communicate(timeout=120)
+    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr), time.monotonic() - sent, child.pid
+
+
+def test_ctrl_c_stops_the_batch_writes_the_report_and_a_rerun_resumes(
+    tmp_path: Path, data_dir: Path, sandbox: str
+) -> None:
+    agent, token = _hanging_agent(tmp_path / "hanger")
+    runs = tmp_path / "runs"
+    args = _run_args(agent, data_dir, runs, "--seeds", "3", "--time-limit", "5m", "--sandbox", sandbox)
+    result, took, pid = _interrupt(args, runs, signals=1)
+    assert result.returncode == 130, result.stderr[-3000:]
+    assert took < 30, f"stopping took {took:.0f}s"
+    assert "Traceback" not in result.stderr
+    assert result.stderr.rstrip().endswith("interrupted; rerun the same command to resume")
+    assert "stopping: no new runs" in result.stderr
+    assert "# Run group `default`" in result.stdout and (runs / "default" / "report.md").is_file()
+    assert not list(runs.glob("*/*/.*.tmp-*")), "staging folders left behind"
+    assert not _alive_with(token), "the agent outlived the Ctrl-C"
+    if sandbox == "docker":  # its container was killed and removed
+        import docker
+
+        from podium.sandbox._docker import HARNESS_LABEL
+
+        labels = [c.labels[HARNESS_LABEL] for c in docker.from_env().containers.list(all=True)
+                  if HARNESS_LABEL in c.labels]  # fmt: skip
+        assert not [label for label in labels if label.endswith(f":{pid}")]
+    assert _records(runs) == []  # the interrupted run left nothing; the queued ones never started
+    (agent / ".hang").unlink()
+    rerun = podium(*args)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "0 of 6 run(s) already finished; running 6" in rerun.stderr
+    assert len(_records(runs)) == 6 and len(RunStore(runs).rows("default")) == 6
+
+
+def test_a_second_ctrl_c_quits_at_once_without_leaving_staging_folders(tmp_path: Path, data_dir: Path) -> None:
+    agent, token = _hanging_agent(tmp_path / "hanger")
+    runs = tmp_path / "runs"
+    result, took, _ = _interrupt(_run_args(agent, data_dir, runs, "--workers", "2", "--time-limit", "5m"), runs, 2)
+    assert result.returncode == 130 and took < 30, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and "rerun the same command to resume" in result.stderr
+    assert not list(runs.glob("*/*/.*.tmp-*")), "staging folders left behind"
+    assert not _alive_with(token)
+    assert RunStore(runs).rows("default") == []
+
+
+def test_a_rerun_with_other_settings_is_refused_and_redo_all_replaces_the_runs(tmp_path: Path, data_dir: Path) -> None:
+    runs = tmp_path / "runs"
+    first = podium(*_run_args("dummy", data_dir, runs, "--time-limit", "3s"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = {(r["competition_id"], r["seed"]): r["started_at"] for r in _records(runs)}
+    refused = podium(*_run_args("dummy", data_dir, runs, "--time-limit", "10h", "--sandbox", "docker"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "sandbox bwrap (now docker); time limit 3s (now 10h)" in refused.stderr
+    assert "--run-group NAME" in refused.stderr and "--redo all" in refused.stderr
+    time.sleep(1.1)  # records keep whole seconds
+    redone = podium(*_run_args("dummy", data_dir, runs, "--time-limit", "10h", "--redo", "all"))
+    assert redone.returncode == 0, redone.stderr[-3000:]
+    assert "2 of 2 run(s) already finished; running 2 (2 of them again)" in redone.stderr
+    records = _records(runs)
+    assert len(records) == 2 and all(r["limits"]["time_limit_s"] == 36000 for r in records)
+    assert all(r["started_at"] != before[(r["competition_id"], r["seed"])] for r in records)
+    assert len(RunStore(runs).rows("default")) == 2 and not list(runs.glob("*/*/.*"))
+    settings = json.loads((runs / "default" / "group.json").read_text())["settings"]
+    assert settings["time_limit_s"] == 36000 and settings["sandbox"] == "bwrap"
+    # the report covers the whole group, not only this command's competitions
+    one = podium("run", "--agent", "dummy", "--competitions", COMPS[0], "--time-limit", "10h",
+                 "--data-dir", str(data_dir), "--runs-dir", str(runs))  # fmt: skip
+    assert one.returncode == 0 and "1 of 1 run(s) already finished; running 0" in one.stderr
+    assert all(f"| {cid}@1 | dummy | 0 |" in one.stdout for cid in COMPS)
+
+
+def test_redo_failed_reruns_runs_that_failed_because_of_the_environment(tmp_path: Path, data_dir: Path) -> None:
+    agent = _agent(
+        tmp_path / "picky",
+        "import os, shutil, sys\n"
+        "if not os.path.exists('/home/agent/.ready'):\n"
+        "    sys.exit('the environment is not ready')\n"
+        "shutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\n",
+    )
+    runs = tmp_path / "runs"
+    args = _run_args(agent, data_dir, runs, "--time-limit", "2m")
+    failed = podium(*args)
+    assert failed.returncode == 1 and "1 run(s) ended with: the environment is not ready" not in failed.stderr
+    assert "2 run(s) ended with: the environment is not ready" in failed.stderr
+    (agent / ".ready").write_text("")  # the environment is fixed; the agent is the same
+    again = podium(*args)
+    assert again.returncode == 1 and "2 of 2 run(s) already finished; running 0" in again.stderr
+    redone = podium(*args, "--redo", "failed")
+    assert redone.returncode == 0, redone.stderr[-3000:]
+    assert "running 2 (2 of them again)" in redone.stderr
+    rows = RunStore(runs).rows("default")
+    assert len(rows) == 2 and all(r["valid_submission"] for r in rows)
+    assert all(r["grade"]["valid_submission"] for r in _records(runs))

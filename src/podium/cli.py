@@ -7,25 +7,42 @@
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
     podium prepare -c ID | --split NAME | --all | --list FILE [--data-dir DIR] [--from PATH] [--keep-raw] [--force]
     podium verify [-c ID | --split NAME] [--data-dir DIR]
-    podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h] ...
+    podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h]
+               [--run-group NAME] [--redo failed|all] ...
     podium example [--split NAME] [--output-dir DIR]
+    podium --version
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
 competition's metric needs.
+
+Exit status: 0 done; 1 done, but the outcome is a failure (an invalid submission, no run of a batch
+made a submission, a run could not run, a verify mismatch, a failed prepare); 2 a usage error or
+anything podium refuses with a message (``podium: error: ...``, one line with the fix); 70 a bug
+in podium (its traceback, and a line saying so); 130 interrupted (Ctrl-C); 141 the reader of the
+output went away (``podium list | head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from podium.errors import PodiumError
+from podium import __version__
+from podium.errors import PodiumError, UsageError
+
+if TYPE_CHECKING:
+    from podium.run import Batch, RunConfig
 
 __all__ = ["main"]
+
+EXIT_FAILED, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 1, 2, 70, 130, 141
 
 
 def _print_json(data: Any) -> None:
@@ -156,6 +173,8 @@ def _selected(args: argparse.Namespace) -> list[str]:
     from podium import competition as registry
 
     if getattr(args, "list", None):
+        if not Path(args.list).is_file():
+            raise UsageError(f"--list {args.list}: no such file. Fix: give a file with one competition id per line")
         names = [line.strip() for line in Path(args.list).read_text(encoding="utf-8").splitlines()]
         return [n for n in names if n and not n.startswith("#")]
     if getattr(args, "all", False):
@@ -237,69 +256,190 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if any(r.status == "mismatch" for r in results) else 0
 
 
-def _seconds(text: str) -> float:
+def _number(text: str) -> float:
+    """A finite number, or NaN for anything else (words, inf, nan)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def _time_limit(text: str) -> float:
+    """A wall-clock limit: a positive number with a unit s, m, h or d (seconds without one)."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     value = text.strip().lower()
-    try:
-        return float(value[:-1]) * units[value[-1]] if value and value[-1] in units else float(value)
-    except ValueError:
-        raise PodiumError(f"cannot read the time limit {text!r}; write it like 24h, 90m or 3600") from None
+    unit = value[-1:] if value[-1:] in units else "s"
+    number = _number(value[:-1] if value[-1:] in units else value)
+    if math.isnan(number):
+        raise argparse.ArgumentTypeError(f"cannot read the time limit {text!r}; write it like 24h, 90m, 30s or 2d")
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be positive, got {text}")
+    return number * units[unit]
+
+
+def _size(what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        from podium.agents import parse_size
+
+        try:
+            size = parse_size(text)
+        except PodiumError:
+            raise argparse.ArgumentTypeError(
+                f"cannot read the {what} {text!r}; write it like 16G, 512M or a number of bytes"
+            ) from None
+        if size is None or size <= 0:
+            raise argparse.ArgumentTypeError(f"the {what} must be positive, got {text}")
+        return size
+
+    return parse
+
+
+def _cpus(text: str) -> float:
+    value = _number(text)
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"cannot read the CPU count {text!r}; write a number of cores, like 2 or 0.5")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the CPUs per run must be more than 0, got {text}")
+    return value
+
+
+def _count(least: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"the {what} must be a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"the {what} must be at least {least}, got {text}")
+        return value
+
+    return parse
+
+
+#: Options of `run` whose values may look like options (a negative number): ``--time-limit -5m``.
+_VALUE_OPTIONS = ("--time-limit", "--memory", "--disk", "--cpus", "--seeds", "--workers", "--gpus")
+
+
+def _join_values(argv: Sequence[str]) -> list[str]:
+    """``--time-limit -5m`` -> ``--time-limit=-5m``, so that argparse hands the value to our check."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + list(argv[i:])
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in _VALUE_OPTIONS and following.startswith("-") and not following.startswith("--") and following != "-":
+            out.append(f"{arg}={following}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from podium import competition as registry
-    from podium.agents import load_agent, parse_size
+    from podium.agents import load_agent
     from podium.data.prepare import prepare_many
     from podium.grading import default_data_dir
-    from podium.report import write_report
-    from podium.run import RunConfig, run_all
-    from podium.store import RunStore
+    from podium.run import RunConfig, run_batch
 
-    for flag, value, least in (("--seeds", args.seeds, 1), ("--workers", args.workers, 1), ("--gpus", args.gpus, 0)):
-        if value < least:
-            raise PodiumError(f"{flag} must be at least {least}, got {value}")
     refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
     comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
+    if not comps:
+        raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     agent = load_agent(args.agent)
+    cpus = args.cpus if args.cpus is not None else agent.cpus
+    here = len(os.sched_getaffinity(0))
+    if cpus is not None and cpus > here:
+        print(f"podium: warning: {cpus:g} CPUs per run, but this machine gives podium {here}", file=sys.stderr)
     unprepared = [c for c in comps if not (data_dir / c.id / "prepared").is_dir()]
     offline = [
         c
         for c in unprepared
         if (c.folder / "prepare.py").is_file() and "def fetch_raw" in (c.folder / "prepare.py").read_text()
     ]
+    missing = [c.id for c in unprepared if c not in offline]
+    if missing:
+        raise UsageError(
+            f"not prepared: {', '.join(missing)}; run `podium prepare -c ID` for each (data dir {data_dir})"
+        )
     if offline:
         print(f"preparing {len(offline)} offline competition(s) first ...", file=sys.stderr)
         for outcome in prepare_many(offline, data_dir):
             if outcome.status == "failed":
                 raise PodiumError(f"could not prepare {outcome.competition_id}: {outcome.detail}")
-    missing = [c.id for c in unprepared if c not in offline]
-    if missing:
-        raise PodiumError(
-            f"not prepared: {', '.join(missing)}; run `podium prepare -c ID` for each (data dir {data_dir})"
-        )
     config = RunConfig(
         agent=agent,
         seeds=args.seeds,
-        time_limit=_seconds(args.time_limit),
+        time_limit=args.time_limit,
         sandbox=args.sandbox,
-        cpus=args.cpus if args.cpus is not None else agent.cpus,
-        memory_bytes=parse_size(args.memory) if args.memory else agent.memory_bytes,
-        disk_bytes=parse_size(args.disk) if args.disk else agent.disk_bytes,
-        gpus=args.gpus,
+        cpus=cpus,
+        memory_bytes=args.memory if args.memory is not None else agent.memory_bytes,
+        disk_bytes=args.disk if args.disk is not None else agent.disk_bytes,
+        gpus=args.gpus if args.gpus is not None else (agent.gpus or 0),
         run_group=args.run_group,
         data_dir=data_dir,
         runs_dir=Path(args.runs_dir),
         workers=args.workers,
     )
-    run_all(config, comps)
-    store = RunStore(config.runs_dir)
-    rows = [r for r in store.rows(config.run_group) if r["competition_id"] in {c.id for c in comps}]
-    boards = {c.id: (c.leaderboard.source if c.leaderboard else "none") for c in comps}
-    json_path, md_path = write_report(config.runs_dir / config.run_group, config.run_group, rows, boards)
+    batch = run_batch(config, comps, redo=args.redo)
+    return _report_batch(config, batch)
+
+
+def _report_batch(config: RunConfig, batch: Batch) -> int:
+    """Write and print the group's report (every run in the group); the exit status of the batch."""
+    from podium import competition as registry
+    from podium.report import write_report
+    from podium.run import agent_failures
+    from podium.store import RunStore
+
+    rows = RunStore(config.runs_dir).rows(config.run_group)
+    boards = {}
+    for row in rows:
+        comp = registry.get(row["competition_id"], row["competition_version"])
+        boards[comp.id] = comp.leaderboard.source if comp.leaderboard else "none"
+    failures = agent_failures(rows)
+    group_dir = config.runs_dir / config.run_group
+    json_path, md_path = write_report(group_dir, config.run_group, rows, boards, failures=failures)
     print(md_path.read_text(encoding="utf-8"))
     print(f"report: {md_path} and {json_path}")
+    if batch.interrupted:
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if batch.not_run:
+        print(
+            f"podium: error: {len(batch.not_run)} run(s) could not run ({', '.join(batch.not_run[:5])}; why is "
+            "above); rerun the same command to retry them",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    named = {(c.id, s) for c, s in batch.pairs}
+    mine = [r for r in rows if (r["competition_id"], r["seed"]) in named]
+    if mine and not any(r["submission_exists"] for r in mine):
+        print(_no_submission(agent_failures(mine), len(mine)), file=sys.stderr)
+        return EXIT_FAILED
     return 0
+
+
+def _no_submission(failures: list[dict[str, Any]], runs: int) -> str:
+    """Why no run made a submission, grouped by the last line the agents wrote to stderr."""
+    by_last: dict[str, list[dict[str, Any]]] = {}
+    for failure in failures:
+        last = failure["stderr_tail"][-1] if failure["stderr_tail"] else "(nothing on stderr)"
+        by_last.setdefault(last, []).append(failure)
+    lines = [f"podium: error: no run made a submission ({runs} run(s)). What the agents wrote to stderr:"]
+    for last, group in sorted(by_last.items(), key=lambda item: -len(item[1])):
+        first = group[0]
+        lines.append(
+            f"  {len(group)} run(s) ended with: {last}\n"
+            f"    e.g. {first['competition_id']} seed {first['seed']}: the agent {first['ended']}; "
+            f"all of its stderr: {first['stderr_log']}"
+        )
+    return "\n".join(lines)
 
 
 def cmd_example(args: argparse.Namespace) -> int:
@@ -317,8 +457,30 @@ def _latest_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that names each option's default, unless its text already does."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with defaults in every help and errors on one line (subcommands' parsers are of this class too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"podium: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="podium", description="Benchmark harness for ML-engineering agents.")
+    parser = _Parser(prog="podium", description="Benchmark harness for ML-engineering agents.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list competitions")
@@ -365,20 +527,45 @@ def _parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--competitions", help="comma-separated competition ids")
     which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
-    p.add_argument("--seeds", type=int, default=1, help="runs per competition")
-    p.add_argument("--time-limit", default="24h", help="wall-clock limit per run, e.g. 24h, 30m")
-    p.add_argument("--workers", type=int, default=1, help="runs at once")
+    p.add_argument("--seeds", type=_count(1, "number of seeds"), default=1, help="runs per competition")
+    p.add_argument(
+        "--time-limit", type=_time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
+    )
+    p.add_argument("--workers", type=_count(1, "number of workers"), default=1, help="runs at once")
     p.add_argument(
         "--sandbox",
         default="bwrap",
         choices=["bwrap", "docker", "local"],
         help="isolation: bwrap (default), docker (a local engine, found through DOCKER_HOST), local (none: debugging)",
     )
-    p.add_argument("--cpus", type=float, default=None, help="CPU cores per run (a CFS quota)")
-    p.add_argument("--memory", default=None, help="memory cap per run, e.g. 16G")
-    p.add_argument("--disk", default=None, help="cap on what a run writes to /home/submission, code and logs, e.g. 50G")
-    p.add_argument("--gpus", type=int, default=0, help="GPUs per run; each run gets its own (default: 0)")
-    p.add_argument("--run-group", default="default", help="name of this batch of runs (reruns skip finished ones)")
+    p.add_argument("--cpus", type=_cpus, default=None, help="CPU cores per run (a CFS quota; default: the agent's)")
+    p.add_argument(
+        "--memory", type=_size("memory cap"), default=None, help="memory cap per run, e.g. 16G (default: the agent's)"
+    )
+    p.add_argument(
+        "--disk",
+        type=_size("disk cap"),
+        default=None,
+        help="cap on what a run writes to /home/submission, code and logs, e.g. 50G (default: the agent's)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_count(0, "number of GPUs"),
+        default=None,
+        help="GPUs per run; each run gets its own (default: the agent's, else 0)",
+    )
+    p.add_argument(
+        "--run-group",
+        default="default",
+        help="name of this batch of runs; a rerun skips its finished runs and refuses other settings",
+    )
+    p.add_argument(
+        "--redo",
+        choices=["failed", "all"],
+        default=None,
+        help="run again the group's runs without a valid submission (failed), or every run (all, also to change "
+        "the group's settings); each new run replaces the old one",
+    )
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     _latest_flag(p)
@@ -430,13 +617,40 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    """Run one podium command; returns its exit status (see the module docstring)."""
     try:
+        try:
+            code = _main(sys.argv[1:] if argv is None else argv)
+        except SystemExit as exit_:  # argparse: --help, --version, a usage error
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else EXIT_USAGE)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # the reader went away (podium list | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str]) -> int:
+    try:
+        args = _parser().parse_args(_join_values(argv))
         code: int = args.fn(args)
         return code
     except PodiumError as exc:
         print(f"podium: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\npodium: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        raise
+    except Exception:
+        traceback.print_exc()
+        print(
+            "podium: internal error: the traceback above is a bug in podium, not a problem with your input; "
+            "please report it with the command you ran",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -137,6 +137,21 @@ def _markdown(
     return "\n".join(lines) + "\n"
 
 
+def _failures_markdown(failures: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Runs whose agent crashed, was stopped at a limit or left no valid submission: how, and its stderr's end."""
+    if not failures:
+        return []
+    lines = ["", f"## Runs whose agent failed ({len(failures)})", ""]
+    for f in failures:
+        lines.append(
+            f"- `{f['competition_id']}@{f['competition_version']}` seed {f['seed']}: the agent {f['ended']}; "
+            f"submission: {f['submission']}; stderr: `{f['stderr_log']}`"
+        )
+        if f["stderr_tail"]:
+            lines += ["", *(f"      {line}" for line in f["stderr_tail"][-5:]), ""]
+    return lines
+
+
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -145,9 +160,17 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_report(
-    folder: Path, group: str, rows: Sequence[Mapping[str, Any]], leaderboards: Mapping[str, str]
+    folder: Path,
+    group: str,
+    rows: Sequence[Mapping[str, Any]],
+    leaderboards: Mapping[str, str],
+    failures: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[Path, Path]:
-    """Write report.json and report.md for a run group; returns both paths."""
+    """Write report.json and report.md for a run group; returns both paths.
+
+    ``failures`` (from :func:`podium.run.agent_failures`) lists the runs whose agent crashed or made
+    no valid submission, with how it ended and the last lines of its stderr.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     summary = aggregate(rows)
     data = {
@@ -157,8 +180,10 @@ def write_report(
         "agents_corrected": aggregate(corrected_rows(rows)),
         "runs": [dict(r) for r in rows],
         "leaderboards": dict(leaderboards),
+        "agent_failures": [dict(f) for f in failures],
     }
     json_path, md_path = folder / "report.json", folder / "report.md"
     _atomic_write(json_path, json.dumps(data, indent=2) + "\n")
-    _atomic_write(md_path, _markdown(group, rows, summary, leaderboards))
+    markdown = _markdown(group, rows, summary, leaderboards) + "\n".join(_failures_markdown(failures))
+    _atomic_write(md_path, markdown.rstrip("\n") + "\n")
     return json_path, md_path

@@ -12,28 +12,29 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import socket as socket_module
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from podium import __version__, owner
-from podium.agents import AgentSpec
+from podium import __version__, owner, rungroup
+from podium.agents import AgentSpec, folder_digest
 from podium.competition import Competition
 from podium.errors import HarnessError, PodiumError
 from podium.isolation import grade_isolated
 from podium.llm_proxy import BRIDGE_PORT, LLMConfig, LLMProxy
 from podium.store import RunStore
 
-__all__ = ["RunConfig", "run_all", "run_one"]
+__all__ = ["Batch", "RunConfig", "RunInterrupted", "agent_failures", "run_all", "run_batch", "run_one"]
 
 SANDBOX_FILES = Path(str(resources.files("podium") / "sandbox_files"))
 
@@ -75,6 +76,11 @@ class RunConfig:
     workers: int = 1
     disk_bytes: int | None = None  # what submission/, code/ and logs/ may hold together
     image: str | None = None  # the agent's docker image, once resolved (built) by run_all
+    agent_hash: str | None = None  # hash of the agent's folder (part of the group's identity), set by run_all
+
+
+class RunInterrupted(Exception):
+    """The batch was interrupted (Ctrl-C) before this run finished; nothing of it was kept."""
 
 
 class GpuPool:
@@ -100,9 +106,11 @@ class GpuPool:
         return cls(indices, config.gpus)
 
     @contextlib.contextmanager
-    def take(self) -> Iterator[tuple[int, ...]]:
+    def take(self, cancel: threading.Event | None = None) -> Iterator[tuple[int, ...]]:
         with self._changed:
-            self._changed.wait_for(lambda: len(self.free) >= self.per_run)
+            while not self._changed.wait_for(lambda: len(self.free) >= self.per_run, timeout=0.5):
+                if cancel is not None and cancel.is_set():
+                    raise RunInterrupted
             mine, self.free = tuple(self.free[: self.per_run]), self.free[self.per_run :]
         try:
             yield mine
@@ -130,28 +138,133 @@ def _duration(seconds: float) -> str:
 
 
 def run_one(
-    config: RunConfig, competition: Competition, seed: int, store: RunStore, gpus: GpuPool | None = None
+    config: RunConfig,
+    competition: Competition,
+    seed: int,
+    store: RunStore,
+    gpus: GpuPool | None = None,
+    stop: _Stop | None = None,
 ) -> dict[str, Any]:
-    """Run the agent once on one competition; returns the finished run's record."""
+    """Run the agent once on one competition; returns the finished run's record.
+
+    With ``stop`` (a batch's Ctrl-C), a run that is interrupted leaves nothing behind and raises
+    :class:`RunInterrupted`; a finished run that replaces an earlier one (``--redo``) swaps places
+    with it, so one of the two is always in place.
+    """
+    if stop is not None and stop.event.is_set():
+        raise RunInterrupted
     if config.gpus and gpus is None:
         gpus = GpuPool.for_config(config)
-    with gpus.take() if gpus is not None else contextlib.nullcontext(()) as gpu_ids:
-        return _run_one(config, competition, seed, store, gpu_ids)
+    cancel = stop.event if stop is not None else None
+    with gpus.take(cancel) if gpus is not None else contextlib.nullcontext(()) as gpu_ids:
+        return _run_one(config, competition, seed, store, gpu_ids, stop)
 
 
 def _run_one(
-    config: RunConfig, competition: Competition, seed: int, store: RunStore, gpu_ids: tuple[int, ...]
+    config: RunConfig,
+    competition: Competition,
+    seed: int,
+    store: RunStore,
+    gpu_ids: tuple[int, ...],
+    stop: _Stop | None = None,
 ) -> dict[str, Any]:
-    from podium.data.layout import CompetitionPaths
     from podium.data.verify import verify
+
+    check = verify(competition, config.data_dir)
+    if check.status != "ok":
+        raise HarnessError(f"{competition.id}: prepared data failed verification: {'; '.join(check.problems)}")
+    if stop is not None and stop.event.is_set():
+        raise RunInterrupted
+    final = store.run_dir(config.run_group, competition.id, seed)
+    staging = store.stage(config.run_group, competition.id, seed)
+    try:
+        result, calls, llm_summary, started = _sandboxed(config, competition, seed, staging, gpu_ids)
+    except BaseException:
+        if stop is not None and stop.event.is_set():  # killed by the Ctrl-C: nothing of it is kept
+            _discard(staging)
+            raise RunInterrupted from None
+        raise
+    if stop is not None and stop.event.is_set() and _killed(result):  # an agent that ended on its own is kept
+        _discard(staging)
+        raise RunInterrupted
+    report = grade_isolated(competition, staging / "submission", config.data_dir)
+    grade_dict = _moved(report.to_dict(), str(staging), str(final))
+    grade_dict["submission_path"] = str(final / "submission" / "submission.csv")
+    record = {
+        "run_group": config.run_group,
+        "competition_id": competition.id,
+        "competition_version": competition.version,
+        "seed": seed,
+        "agent": config.agent.name,
+        "agent_hash": config.agent_hash,
+        "status": "finished",
+        "sandbox": config.sandbox,
+        "image": config.image,
+        "podium_version": __version__,
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "limits": {
+            "time_limit_s": config.time_limit,
+            "memory_bytes": config.memory_bytes,
+            "cpus": config.cpus,
+            "gpus": config.gpus,
+            "gpu_ids": list(gpu_ids),
+            "disk_bytes": config.disk_bytes,
+        },
+        "agent_result": _jsonable(result),
+        "agent_stderr_tail": _tail(staging / "logs" / "agent.stderr.log"),
+        "validation_calls": calls,
+        "llm": llm_summary,
+        "grade": grade_dict,
+    }
+    with stop.landing if stop is not None else contextlib.nullcontext():
+        store.land(staging, record)  # durably: record, rename (replacing a redone run), index; see podium.store
+    return record
+
+
+def _killed(result: Any) -> bool:
+    """Whether a sandbox's result looks like a kill (SIGKILL, directly or as docker's 137, or a limit)."""
+    return result.exit_code is None or result.exit_code < 0 or result.exit_code == 128 + signal.SIGKILL
+
+
+def _discard(staging: Path) -> None:
+    """Remove an interrupted run's staging folder, and its competition's folder if that is now empty."""
+    shutil.rmtree(staging, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        staging.parent.rmdir()
+
+
+def _moved(value: Any, old: str, new: str) -> Any:
+    """``value`` with the path prefix ``old`` replaced by ``new`` in every string (a run's staging folder)."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _moved(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, old, new) for v in value]
+    return value
+
+
+def _tail(path: Path, lines: int = 12, max_bytes: int = 8192) -> list[str]:
+    """The last non-empty lines of a log file (at most ``max_bytes`` of it); [] when there is none."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - max_bytes))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line.rstrip()[:500] for line in text.splitlines() if line.strip()][-lines:]
+
+
+def _sandboxed(
+    config: RunConfig, competition: Competition, seed: int, staging: Path, gpu_ids: tuple[int, ...]
+) -> tuple[Any, list[Any], dict[str, Any] | None, datetime]:
+    """Run the agent in its sandbox with its files in ``staging``: (result, validation calls, LLM summary, start)."""
+    from podium.data.layout import CompetitionPaths
     from podium.sandbox import Limits, Mount, get_sandbox
     from podium.validation_server import ValidationServer
 
     paths = CompetitionPaths(config.data_dir, competition.id)
-    check = verify(competition, config.data_dir)
-    if check.status != "ok":
-        raise HarnessError(f"{competition.id}: prepared data failed verification: {'; '.join(check.problems)}")
-    staging = store.stage(config.run_group, competition.id, seed)
     folders = {name: staging / name for name in ("submission", "code", "logs", "home")}
     for folder in folders.values():
         folder.mkdir(parents=True)
@@ -225,35 +338,7 @@ def _run_one(
                 llm_summary = proxy.summary()
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
-    report = grade_isolated(competition, folders["submission"], config.data_dir)
-    record = {
-        "run_group": config.run_group,
-        "competition_id": competition.id,
-        "competition_version": competition.version,
-        "seed": seed,
-        "agent": config.agent.name,
-        "status": "finished",
-        "sandbox": config.sandbox,
-        "image": config.image,
-        "podium_version": __version__,
-        "started_at": started.isoformat(timespec="seconds"),
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "limits": {
-            "time_limit_s": config.time_limit,
-            "memory_bytes": config.memory_bytes,
-            "cpus": config.cpus,
-            "gpus": config.gpus,
-            "gpu_ids": list(gpu_ids),
-            "disk_bytes": config.disk_bytes,
-        },
-        "agent_result": _jsonable(result),
-        "validation_calls": calls,
-        "llm": llm_summary,
-        "grade": report.to_dict(),
-    }
-    final = store.land(staging, record)  # durably: record, rename, index (see podium.store)
-    record["grade"]["submission_path"] = str(final / "submission" / "submission.csv")
-    return record
+    return result, calls, llm_summary, started
 
 
 def _llm_env(llm: LLMConfig, sandbox: str) -> dict[str, str]:
@@ -364,28 +449,220 @@ class _Progress:
         self._stop.set()
 
 
+class _Stop:
+    """Ctrl-C during a batch: no run starts any more, and the running ones are killed within seconds.
+
+    The first SIGINT sets :attr:`event` (every run checks it before it starts and after its sandbox
+    returns, and then leaves nothing behind) and kills the running sandboxes through their own kill
+    paths: the process trees that bwrap and local sandboxes start as sessions of their own under
+    podium, and the containers labelled with this podium process under docker. Each sandbox then
+    returns as for a killed agent and removes what it set up (cgroups, containers). The batch ends
+    with the runs that finished, and the command writes the report.
+
+    A second SIGINT quits at once: the sandboxes are killed again, this process's staging folders
+    are removed (never while a finished run is being moved into place), and podium exits 130.
+    """
+
+    def __init__(self, config: RunConfig, progress: _Progress) -> None:
+        self.config = config
+        self.progress = progress
+        self.event = threading.Event()
+        self.landing = threading.Lock()  # held while a finished run is moved into place
+        self.finished = threading.Event()
+        self.signals = 0
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_Stop]:
+        """Catch SIGINT while the batch runs (only in the main thread, and unless SIGINT is ignored)."""
+        catch = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT) if catch else None
+        catch = catch and previous is not signal.SIG_IGN
+        if catch:
+            signal.signal(signal.SIGINT, self._on_signal)
+        try:
+            yield self
+        finally:
+            self.finished.set()
+            if catch:
+                signal.signal(signal.SIGINT, previous)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.signals += 1
+        if self.signals == 1:
+            self.event.set()
+            threading.Thread(target=self._stop_runs, name="podium-stop", daemon=True).start()
+            return
+        # Runs in the main thread between two bytecodes, maybe inside a print: write to the fd directly.
+        with contextlib.suppress(OSError):
+            os.write(2, b"\ninterrupted again: quitting now; rerun the same command to resume\n")
+        self.kill_running()
+        if self.landing.acquire(timeout=10):
+            RunStore(self.config.runs_dir).discard_own_staging(self.config.run_group)
+        os._exit(130)
+
+    def _stop_runs(self) -> None:
+        running = len(self.progress.running)
+        with contextlib.suppress(OSError):  # stderr may be a closed pipe; the runs are stopped all the same
+            print(
+                f"\nstopping: no new runs; killing the {running} running run(s) (Ctrl-C again to quit at once)",
+                file=sys.stderr,
+                flush=True,
+            )
+        while not self.finished.is_set():  # again and again: a run may have started its sandbox just now
+            self.kill_running()
+            self.finished.wait(0.5)
+
+    def kill_running(self) -> None:
+        """Kill every sandbox this process is running, through the sandboxes' own kill paths."""
+        from podium.sandbox._process import kill_tree
+
+        for pid in _own_sessions():
+            with contextlib.suppress(OSError):
+                kill_tree(pid)
+        if self.config.sandbox == "docker":
+            with contextlib.suppress(Exception):
+                from podium.sandbox import get_sandbox
+                from podium.sandbox._docker import HARNESS_LABEL, _harness_id
+
+                client = get_sandbox("docker", image=self.config.image).client  # type: ignore[attr-defined]
+                for container in client.containers.list(filters={"label": f"{HARNESS_LABEL}={_harness_id()}"}):
+                    with contextlib.suppress(Exception):
+                        container.kill()
+
+
+def _own_sessions() -> list[int]:
+    """This process's children that lead sessions of their own: the sandboxes' commands (bwrap, local)."""
+    me, found = os.getpid(), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()  # state, ppid, pgrp, session, ...
+        if int(fields[1]) == me and int(fields[3]) == int(entry.name):
+            found.append(int(entry.name))
+    return found
+
+
+def _seconds_text(seconds: float) -> str:
+    return f"{seconds:.2f}s" if seconds < 10 else f"{seconds:.0f}s" if seconds < 60 else _duration(seconds)
+
+
+def agent_end(result: Mapping[str, Any]) -> str:
+    """How the agent's process ended, in words: 'exited with status 1 after 0.03s' and the like."""
+    took = _seconds_text(float(result.get("seconds") or 0))
+    code, killed = result.get("exit_code"), result.get("killed_for")
+    if killed:
+        return f"was stopped at its {killed} limit after {took}"
+    if code is None:
+        return f"was stopped after {took}"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by signal {signal.Signals(-code).name} after {took}"
+        return f"was killed by signal {-code} after {took}"
+    return f"exited with status {code} after {took}"
+
+
+def crashed(result: Mapping[str, Any]) -> bool:
+    """Whether the agent ended badly on its own (not at a limit podium enforced)."""
+    code = result.get("exit_code")
+    return not result.get("killed_for") and code is not None and code != 0
+
+
+def outcome(record: Mapping[str, Any]) -> str:
+    """A finished run in one line (and, for an agent that crashed, the last lines of its stderr)."""
+    g, result = record["grade"], record["agent_result"]
+    if g["score"] is not None:
+        text = f"score {g['score']:.5g}"
+        for other in g.get("other_versions") or ():
+            if other["score"] is not None:
+                text += f" (version {other['competition_version']}: {other['score']:.5g})"
+    elif not g["submission_exists"]:
+        text = "no submission"
+    else:
+        text = f"invalid submission: {g['error']}"
+    if crashed(result) or result.get("killed_for") or g["score"] is None:
+        text += f"; the agent {agent_end(result)}"
+    tail = record.get("agent_stderr_tail") or []
+    if crashed(result) and tail:
+        log = Path(g["submission_path"]).parent.parent / "logs" / "agent.stderr.log"
+        text += f"; its stderr ended with ({log}):\n" + "\n".join(f"    {line}" for line in tail[-5:])
+    return text
+
+
+def agent_failures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The runs (index rows) whose agent crashed, was stopped at a limit, or left no valid submission:
+    competition, seed, how the agent ended, and the last lines of its stderr (from each run's record)."""
+    out = []
+    for row, record in rungroup.records(rows):
+        result = record.get("agent_result") or {}
+        if not (crashed(result) or result.get("killed_for") or not row["valid_submission"]):
+            continue
+        log = Path(row["record_path"]).parent / "logs" / "agent.stderr.log"
+        out.append(
+            {
+                "competition_id": row["competition_id"],
+                "competition_version": row["competition_version"],
+                "seed": row["seed"],
+                "exit_code": result.get("exit_code"),
+                "killed_for": result.get("killed_for"),
+                "seconds": result.get("seconds"),
+                "ended": agent_end(result),
+                "crashed": crashed(result),
+                "submission": "valid" if row["valid_submission"] else "invalid" if row["submission_exists"] else "none",
+                "stderr_tail": record.get("agent_stderr_tail") or _tail(log),
+                "stderr_log": str(log),
+            }
+        )
+    return out
+
+
+@dataclass
+class Batch:
+    """What one `podium run` command did."""
+
+    pairs: list[tuple[Competition, int]]  # every (competition, seed) it named
+    records: list[dict[str, Any]] = field(default_factory=list)  # the runs it finished
+    not_run: list[str] = field(default_factory=list)  # runs that could not run (an error of podium or its data)
+    interrupted: bool = False  # stopped by Ctrl-C
+
+
 def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str, Any]]:
     """Every (competition, seed) pair not finished yet; finished ones are skipped, not rerun."""
+    return run_batch(config, competitions).records
+
+
+def run_batch(config: RunConfig, competitions: list[Competition], redo: rungroup.Redo | None = None) -> Batch:
+    """Run what the group still lacks of ``competitions`` x seeds (and what ``redo`` names again).
+
+    The group's settings are checked first (:func:`podium.rungroup.plan`); Ctrl-C stops the batch
+    cleanly (:class:`_Stop`) and the result says so.
+    """
     store = RunStore(config.runs_dir)
+    group_dir = config.runs_dir / config.run_group
     sweep_leftovers(store)
     recovered = store.reconcile(config.run_group)
-    others = {r["agent"] for r in store.rows(config.run_group)} - {config.agent.name}
-    if others:
-        raise PodiumError(
-            f"run group {config.run_group!r} already holds runs of agent(s) {sorted(others)}; "
-            f"a group is one agent's batch: pass another --run-group"
-        )
     if recovered:
         print(f"indexed {recovered} finished run(s) left unindexed by an interrupted session", file=sys.stderr)
-    pairs = [(c, s) for c in competitions for s in range(config.seeds)]
-    todo = [(c, s) for c, s in pairs if not store.is_done(config.run_group, c.id, s, config.agent.name)]
-    print(f"{len(pairs) - len(todo)} of {len(pairs)} run(s) already finished; running {len(todo)}", file=sys.stderr)
-    records: list[dict[str, Any]] = []
+    if config.agent_hash is None:
+        config = replace(config, agent_hash=folder_digest(config.agent.folder, skip=[config.runs_dir]))
+    plan = rungroup.plan(config, competitions, store, redo)
+    for note in plan.notes:
+        print(note, file=sys.stderr)
+    todo = plan.todo
+    redone = f" ({plan.redoing} of them again)" if plan.redoing else ""
+    done_before = len(plan.pairs) - len(todo) + plan.redoing
+    print(f"{done_before} of {len(plan.pairs)} run(s) already finished; running {len(todo)}{redone}", file=sys.stderr)
+    batch = Batch(plan.pairs)
+    if todo:
+        if config.agent.llm is not None:
+            config.agent.llm.api_key()  # a missing key stops the batch here, before any run starts
+        config = resolve_image(config)
+    rungroup.write(group_dir, plan.document)
     if not todo:
-        return records
-    if config.agent.llm is not None:
-        config.agent.llm.api_key()  # a missing key stops the batch here, before any run starts
-    config = resolve_image(config)
+        return batch
     gpus = GpuPool.for_config(config)
     if gpus is not None and config.workers * config.gpus > len(gpus.free):
         print(
@@ -393,29 +670,38 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[dict[str
             file=sys.stderr,
         )
     progress = _Progress(len(todo))
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool, progress:
-        futures = {pool.submit(progress.track, run_one, config, c, s, store, gpus): (c, s) for c, s in todo}
-        for done, future in enumerate(as_completed(futures), start=1):
-            progress.finished = done
-            comp, seed = futures[future]
-            try:
-                record = future.result()
-            except PodiumError as exc:
-                print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: not run: {exc}", file=sys.stderr)
-                continue
-            except Exception:
-                print(
-                    f"[{done}/{len(todo)}] {comp.ref} seed {seed}: harness error:\n{traceback.format_exc()}",
-                    file=sys.stderr,
-                )
-                continue
-            g = record["grade"]
-            outcome = f"score {g['score']:.5g}" if g["score"] is not None else f"no score ({g['error']})"
-            for other in g.get("other_versions") or ():
-                if other["score"] is not None:
-                    outcome += f" (version {other['competition_version']}: {other['score']:.5g})"
-            if record["agent_result"]["killed_for"]:
-                outcome += f"; the agent was stopped at its {record['agent_result']['killed_for']} limit"
-            print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: {outcome}", file=sys.stderr)
-            records.append(record)
-    return records
+    stop = _Stop(config, progress)
+    pool = ThreadPoolExecutor(max_workers=max(1, config.workers))
+    try:
+        with stop.installed(), progress:
+            futures = {pool.submit(progress.track, run_one, config, c, s, store, gpus, stop): (c, s) for c, s in todo}
+            for done, future in enumerate(as_completed(futures), start=1):
+                progress.finished = done
+                comp, seed = futures[future]
+                try:
+                    record = future.result()
+                except RunInterrupted:
+                    continue
+                except PodiumError as exc:
+                    batch.not_run.append(f"{comp.ref} seed {seed}")
+                    print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: not run: {exc}", file=sys.stderr)
+                    continue
+                except Exception:
+                    batch.not_run.append(f"{comp.ref} seed {seed}")
+                    print(
+                        f"[{done}/{len(todo)}] {comp.ref} seed {seed}: harness error:\n{traceback.format_exc()}",
+                        file=sys.stderr,
+                    )
+                    continue
+                print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: {outcome(record)}", file=sys.stderr, flush=True)
+                batch.records.append(record)
+                if "pending_redo" in plan.document:
+                    rungroup.landed(group_dir, (comp.id, seed))
+    except BaseException:  # podium itself fails (or its output is a closed pipe): stop the runs, do not wait
+        stop.event.set()
+        stop.kill_running()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    batch.interrupted = stop.event.is_set()
+    return batch

@@ -24,6 +24,7 @@ Killing podium at any instruction therefore loses no finished run and counts non
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import itertools
@@ -131,9 +132,14 @@ class RunStore:
         if os.path.lexists(final):
             with self._connect() as db:
                 db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
-            aside = self._staging_name(final)
-            os.replace(final, aside)
-        os.replace(staging, final)
+            if _exchange(staging, final):  # one step: the old run now lies under the staging name
+                aside = staging
+            else:
+                aside = self._staging_name(final)
+                os.replace(final, aside)
+                os.replace(staging, final)
+        else:
+            os.replace(staging, final)
         _fsync_dir(final.parent)
         self._index(record, final / "record.json")
         if aside is not None:
@@ -150,6 +156,11 @@ class RunStore:
         with self._connect() as db:
             db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
             db.execute(f"INSERT INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
+
+    def discard_own_staging(self, group: str) -> None:
+        """Remove this process's staging folders in ``group`` (a batch quitting at once)."""
+        for staging in (self.root / group).glob(f"*/.*{_STAGING_MARK}{owner.own_token()}-*"):
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _staging_name(self, final: Path) -> Path:
         return final.with_name(f".{final.name}{_STAGING_MARK}{owner.own_token()}-{next(_COUNTER)}")
@@ -344,3 +355,19 @@ def _fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two folders atomically (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(first))

@@ -1,0 +1,262 @@
+"""A run group's identity: the settings that change what its runs mean, in ``RUNS/<group>/group.json``.
+
+Runs are comparable only if the same agent ran under the same limits, sandbox and competition
+version. The first command that uses a group writes its settings (agent name and a hash of the
+agent's folder, sandbox, time limit, memory, CPUs, GPUs, disk) into ``group.json``; a later
+command with other settings, or another version of a competition the group already ran, is
+refused with the differences named, unless it starts a new group (``--run-group``) or redoes the
+runs (``--redo all``). ``--redo failed`` redoes, under the group's own settings, the runs without
+a valid submission or whose status is not ``finished``.
+
+A ``--redo all`` that stops half-way (Ctrl-C, kill -9) leaves ``pending_redo`` in ``group.json``:
+the runs it named and those it has still to redo (each one leaves the list when its new run lands).
+Every later command counts those runs as not done until they are redone, so a group never mixes
+old and new settings, and running the interrupted command again resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.competition import Competition
+    from podium.run import RunConfig
+    from podium.store import RunStore
+
+__all__ = ["SETTINGS", "Plan", "landed", "plan", "records", "settings_of", "size_text", "time_text", "write"]
+
+Redo = Literal["failed", "all"]
+
+#: The settings that make a run what it is, with their names in messages.
+SETTINGS = {
+    "agent": "agent",
+    "agent_hash": "agent folder (hash of its files)",
+    "sandbox": "sandbox",
+    "time_limit_s": "time limit",
+    "memory_bytes": "memory cap",
+    "cpus": "CPUs",
+    "gpus": "GPUs",
+    "disk_bytes": "disk cap",
+}
+FILE = "group.json"
+
+
+def time_text(seconds: float) -> str:
+    """Seconds in the largest unit that holds them whole: 36000 -> 10h, 5400 -> 90m, 1.5 -> 1.5s."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def size_text(size: int) -> str:
+    """Bytes in the largest binary unit that holds them whole: 17179869184 -> 16G."""
+    for unit, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{unit}"
+    return f"{size} bytes"
+
+
+def _value(key: str, value: Any) -> str:
+    if value is None:
+        return {"cpus": "not capped", "memory_bytes": "none", "disk_bytes": "none"}.get(key, "none")
+    if key == "time_limit_s":
+        return time_text(float(value))
+    if key in ("memory_bytes", "disk_bytes"):
+        return size_text(int(value))
+    if key == "cpus":
+        return f"{float(value):g}"
+    return str(value)
+
+
+def settings_of(config: RunConfig) -> dict[str, Any]:
+    """The group settings a command asks for."""
+    return {
+        "agent": config.agent.name,
+        "agent_hash": config.agent_hash,
+        "sandbox": config.sandbox,
+        "time_limit_s": config.time_limit,
+        "memory_bytes": config.memory_bytes,
+        "cpus": config.cpus,
+        "gpus": config.gpus,
+        "disk_bytes": config.disk_bytes,
+    }
+
+
+@dataclass
+class Plan:
+    """What a command will do in its group."""
+
+    pairs: list[tuple[Competition, int]]  # every (competition, seed) the command names
+    todo: list[tuple[Competition, int]]  # those to run now (not done, or to redo)
+    redoing: int  # how many of ``todo`` replace a finished run
+    document: dict[str, Any]  # what group.json holds from now on
+    notes: list[str] = field(default_factory=list)  # lines worth telling the user
+
+
+def read(group_dir: Path) -> dict[str, Any] | None:
+    path = group_dir / FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"{path} cannot be read ({exc}). Fix: restore it, or delete it to take this command's settings"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
+        raise UsageError(f"{path} holds no settings. Fix: delete it to take this command's settings")
+    return data
+
+
+def write(group_dir: Path, document: Mapping[str, Any]) -> None:
+    """Write group.json atomically."""
+    group_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=group_dir, prefix=f".{FILE}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(document, indent=2) + "\n")
+    os.replace(tmp, group_dir / FILE)
+
+
+def records(rows: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], dict[str, Any]]]:
+    """Each index row with its run's record.json (rows whose record cannot be read are left out)."""
+    for row in rows:
+        try:
+            yield row, json.loads(Path(row["record_path"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+
+
+def _legacy_settings(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The settings of a group written before group.json existed, from one of its records."""
+    for _, record in records(rows):
+        limits = record.get("limits") or {}
+        settings = {key: record[key] for key in ("agent", "agent_hash", "sandbox") if record.get(key) is not None}
+        return settings | {key: limits[key] for key in SETTINGS if key in limits}  # what it does not say: unknown
+    return None
+
+
+def _keys(runs: Sequence[Sequence[Any]]) -> set[tuple[str, int]]:
+    return {(str(cid), int(seed)) for cid, seed in runs}
+
+
+def _stale(pending: Mapping[str, Any] | None, rows: Mapping[tuple[str, int], Any]) -> set[tuple[str, int]]:
+    """The finished runs an earlier, unfinished ``--redo all`` has still to redo."""
+    return _keys(pending["runs"]) & set(rows) if pending else set()
+
+
+def _failed(row: Mapping[str, Any]) -> bool:
+    return not row["valid_submission"] or row["status"] != "finished"
+
+
+def plan(config: RunConfig, competitions: Sequence[Competition], store: RunStore, redo: Redo | None = None) -> Plan:
+    """Check the command's settings against the group's and decide which runs to do.
+
+    Raises :class:`UsageError` naming every difference when the command would mix settings in the
+    group and was not told to redo.
+    """
+    group, group_dir = config.run_group, config.runs_dir / config.run_group
+    rows = {(r["competition_id"], r["seed"]): r for r in store.rows(group)}
+    document = read(group_dir)
+    current = settings_of(config)
+    stored = document["settings"] if document else (_legacy_settings(list(rows.values())) if rows else None)
+    pending = document.get("pending_redo") if document else None
+    pairs = [(c, s) for c in competitions for s in range(config.seeds)]
+    selected = {(c.id, s) for c, s in pairs}
+    where = f"run group {group!r} (in {config.runs_dir})"
+
+    agents = {r["agent"] for r in rows.values()} | ({stored.get("agent")} if stored and rows else set())
+    others = sorted(str(a) for a in agents - {config.agent.name} if a)
+    if others:
+        raise UsageError(
+            f"{where} already holds runs of agent(s) {others}, and a group is one agent's batch. "
+            f"Fix: pass another --run-group for {config.agent.name!r}"
+        )
+    changed = []
+    if rows and stored:
+        changed = [
+            f"{SETTINGS[key]} {_value(key, stored[key])} (now {_value(key, current[key])})"
+            for key in SETTINGS
+            if key in stored and stored[key] != current[key]
+        ]
+    versions = sorted(
+        {
+            f"{c.id} version {rows[(c.id, s)]['competition_version']} (now {c.version})"
+            for c, s in pairs
+            if (c.id, s) in rows and rows[(c.id, s)]["competition_version"] != c.version
+        }
+    )
+    if changed or versions:
+        said = "; ".join(changed + versions)
+        if redo != "all":
+            also = " (--redo failed keeps the group's finished runs, so it needs the group's settings)" if redo else ""
+            raise UsageError(
+                f"{where} was run with other settings: {said}. Its runs would count as done under settings they did "
+                f"not have{also}. Fix: pass --run-group NAME to start a new group, or --redo all to redo its runs "
+                "with these settings"
+            )
+        outside = sorted(set(rows) - selected - _stale(pending, rows))
+        if changed and outside:
+            shown = ", ".join(f"{cid} seed {seed}" for cid, seed in outside[:5]) + (", ..." if len(outside) > 5 else "")
+            raise UsageError(
+                f"{where} was run with other settings ({said}), and --redo all would redo only this command's runs, "
+                f"leaving {len(outside)} run(s) under the old settings: {shown}. Fix: name those competitions and "
+                "seeds too, or pass --run-group NAME to start a new group"
+            )
+
+    notes = []
+    if redo == "all":
+        left = _stale(pending, rows)
+        if left and pending and not (changed or versions):  # the same command, interrupted: resume it
+            notes.append(f"resuming the --redo all begun at {pending['since']}: {len(left)} run(s) still to redo")
+            before = _keys(pending.get("named") or pending["runs"])
+            since, named, runs = pending["since"], before | selected, left | (selected - before)
+        else:
+            since, named, runs = datetime.now(UTC).isoformat(timespec="seconds"), left | selected, left | selected
+        pending = {
+            "since": since,
+            "named": [list(k) for k in sorted(named)],
+            "runs": [list(k) for k in sorted(runs & set(rows))],
+        }
+        if not pending["runs"]:  # nothing finished to redo: the runs are simply run
+            pending = None
+    stale = _stale(pending, rows)
+    todo, redoing = [], 0
+    for c, s in pairs:
+        row = rows.get((c.id, s))
+        if row is None:
+            todo.append((c, s))
+        elif (c.id, s) in stale or (redo == "failed" and _failed(row)):
+            todo.append((c, s))
+            redoing += 1
+    if stale - selected:
+        notes.append(
+            f"{len(stale - selected)} run(s) of an unfinished --redo all in this group are not in this command; "
+            "they count as not done until a command that names them redoes them"
+        )
+    created = (document or {}).get("created_at") or datetime.now(UTC).isoformat(timespec="seconds")
+    new_document: dict[str, Any] = {"run_group": group, "created_at": created, "settings": current}
+    if pending:
+        new_document["pending_redo"] = pending
+    return Plan(pairs, todo, redoing, new_document, notes)
+
+
+def landed(group_dir: Path, key: tuple[str, int]) -> None:
+    """A run has landed: it leaves the list of an unfinished ``--redo all``, which ends with its last run."""
+    document = read(group_dir)
+    pending = (document or {}).get("pending_redo")
+    if not document or not pending or list(key) not in pending["runs"]:
+        return
+    pending["runs"].remove(list(key))
+    if not pending["runs"]:
+        del document["pending_redo"]
+    write(group_dir, document)
