@@ -70,7 +70,28 @@ def test_aggregate_is_mean_and_sem_over_seeds(tmp_path: Path) -> None:
     assert json.loads(json_path.read_text())["agents"]["a"]["rates"]["valid"]["mean"] == 75.0
 
 
-def test_single_seed_has_no_sem(tmp_path: Path) -> None:
+def test_single_seed_has_sem_zero_as_published_and_the_table_shows_the_mean(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     store.add(_record(0, "c1", valid=True), tmp_path / "r")
-    assert aggregate(store.rows())["a"]["rates"]["valid"] == {"mean": 100.0, "sem": None}
+    rows = store.rows()
+    assert aggregate(rows)["a"]["rates"]["valid"] == {"mean": 100.0, "sem": 0.0, "ci_lower": 100.0, "ci_upper": 100.0}
+    _, md_path = write_report(tmp_path / "g", "g", rows, {"c1": "kaggle"})
+    assert "| a | 1 | 1 | 100.0 |" in md_path.read_text()
+
+
+def test_only_complete_seeds_count_as_in_the_published_aggregation(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    # c2's seed 1 is missing (say the harness crashed): seed i is each competition's i-th run, so
+    # c2's seed 2 pairs with c1's seed 1, and c1's third run is left out
+    for seed, competition, valid in (
+        (0, "c1", True),
+        (1, "c1", False),
+        (2, "c1", True),
+        (0, "c2", True),
+        (2, "c2", True),
+    ):
+        store.add(_record(seed, competition, valid=valid), tmp_path / f"{seed}{competition}")
+    summary = aggregate(store.rows("g"))["a"]
+    assert summary["seeds"] == 2 and summary["runs"] == 5
+    valid = summary["rates"]["valid"]
+    assert valid["mean"] == 75.0 and valid["sem"] == 25.0 and valid["ci_lower"] == 75.0 - 49.0

@@ -10,6 +10,7 @@
     podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h]
                [--run-group NAME] [--redo failed|all] ...
     podium example [--split NAME] [--output-dir DIR]
+    podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
     podium --version
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
@@ -448,6 +449,21 @@ def cmd_example(args: argparse.Namespace) -> int:
     return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from podium.aggregate import build_report, load_inputs, render
+    from podium.report import write_text
+
+    inputs = load_inputs(args.paths, args.label or ())
+    report = build_report(inputs, split=args.split, seeds=args.seeds, pad_missing=args.pad_missing)
+    text = render(report, args.format)
+    if args.output:
+        write_text(Path(args.output), text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _latest_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--latest",
@@ -613,6 +629,41 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
     _latest_flag(p)
     p.set_defaults(fn=cmd_example)
+
+    p = sub.add_parser(
+        "report",
+        help="aggregate run groups and MLE-bench grading reports with the published rules, per split",
+        description="Medal rates per label and split, exactly as MLE-bench's aggregate_grading_reports.py computes "
+        "them (seed i = each competition's i-th report; complete seeds only unless --pad-missing; mean, SEM, "
+        "mean +- 1.96 SEM), beside podium's own view (harness failures apart, t intervals). See docs/reporting.md.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a podium run group folder (RUNS/<group>), a runs folder, an MLE-bench grading-report JSON file, "
+        "or a folder of them",
+    )
+    p.add_argument(
+        "--split",
+        default=None,
+        metavar="NAME",
+        help="only this split: low (lite), medium, high, all (= split75), dev, practice, or a .txt file of ids "
+        "(default: low, medium, high and all, plus dev/practice when run)",
+    )
+    p.add_argument(
+        "--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds"
+    )
+    p.add_argument("--seeds", type=int, default=-1, metavar="N", help="use the first N seeds (default: -1, every seed)")
+    p.add_argument("--format", default="text", choices=["text", "md", "json"], help="output format (default: text)")
+    p.add_argument("--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the label of the rows: once for all PATHs (pooled, read in sorted path order) or once per PATH",
+    )
+    p.set_defaults(fn=cmd_report)
     return parser
 
 

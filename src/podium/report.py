@@ -1,7 +1,8 @@
-"""Aggregate runs into the published benchmark's table, as mean +- SEM over seeds.
+"""The run group's report after ``podium run``: the published benchmark's table, as mean +- SEM over seeds.
 
 For each agent and seed, each rate is the share of the run group's competitions (in %); the table
-reports the mean of those per-seed rates and its standard error over seeds (none with one seed).
+reports the mean of those per-seed rates and its standard error over seeds, by the published
+aggregation's rules (``podium.aggregate``, which ``podium report`` uses over splits and groups).
 
 Every report names the definitions it grades by: the published ones (version 1 of every
 competition, comparable with the paper and the leaderboard) or later versions. Where a later
@@ -12,7 +13,6 @@ shows the corrected scores and rates beside the published ones.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections import defaultdict
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_report"]
+__all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_report", "write_text"]
 
 #: (column in the index, label in the table)
 RATES = (
@@ -34,35 +34,55 @@ RATES = (
 )
 
 
-def _mean_sem(values: list[float]) -> tuple[float, float | None]:
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return mean, math.sqrt(variance / len(values))
+#: The published aggregation's metric key of each rate.
+_PUBLISHED_KEYS = {
+    "submission_exists": "submission_exists_percentage",
+    "valid_submission": "valid_submissions_percentage",
+    "above_median": "above_median_percentage",
+    "bronze_medal": "bronze_medal_percentage",
+    "silver_medal": "silver_medal_percentage",
+    "gold_medal": "gold_medal_percentage",
+    "any_medal": "any_medal_percentage",
+}
 
 
 def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per agent: every rate as {mean, sem} in %, with the number of seeds and competitions."""
-    by_agent_seed: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    """Per agent: every rate as {mean, sem, ci_lower, ci_upper} in %, by the published aggregation's rules.
+
+    The competitions are those the agent's rows cover; seed i is each competition's i-th run in seed
+    order, and only seeds complete over all of them count (``podium.aggregate``); the SEM is 0.0 with
+    one seed, as the published script gives it.
+    """
+    from podium.aggregate import published
+
+    by_agent: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
-        by_agent_seed[row["agent"]][row["seed"]].append(row)
+        by_agent[row["agent"]].append(row)
     out: dict[str, Any] = {}
-    for agent, seeds in sorted(by_agent_seed.items()):
+    for agent, runs in sorted(by_agent.items()):
+        runs.sort(key=lambda r: (r["competition_id"], r["seed"]))
+        competitions = sorted({r["competition_id"] for r in runs})
+        numbers = published(runs, competitions)
         rates = {}
         for column, label in RATES:
-            per_seed = [100.0 * sum(bool(r[column]) for r in runs) / len(runs) for runs in seeds.values()]
-            mean, sem = _mean_sem(per_seed)
-            rates[label] = {"mean": mean, "sem": sem}
-        competitions = {r["competition_id"] for runs in seeds.values() for r in runs}
-        out[agent] = {"seeds": len(seeds), "competitions": len(competitions), "rates": rates}
+            metric = numbers["metrics"][_PUBLISHED_KEYS[column]]
+            rates[label] = {
+                "mean": metric["mean"],
+                "sem": metric["standard_error"],
+                "ci_lower": metric["ci_lower"],
+                "ci_upper": metric["ci_upper"],
+            }
+        out[agent] = {
+            "seeds": numbers["num_seeds_averaged"],
+            "competitions": len(competitions),
+            "runs": len(runs),
+            "rates": rates,
+        }
     return out
 
 
-def _fmt(rate: Mapping[str, float | None]) -> str:
-    mean, sem = rate["mean"], rate["sem"]
-    assert mean is not None
-    return f"{mean:.1f}" if sem is None else f"{mean:.1f} ± {sem:.1f}"
+def _fmt(rate: Mapping[str, float], seeds: int) -> str:
+    return f"{rate['mean']:.1f}" if seeds < 2 else f"{rate['mean']:.1f} ± {rate['sem']:.1f}"
 
 
 def definitions(rows: Iterable[Mapping[str, Any]]) -> str:
@@ -87,7 +107,7 @@ def _rates_table(summary: Mapping[str, Any]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for agent, data in summary.items():
         cells = [agent, str(data["seeds"]), str(data["competitions"])] + [
-            _fmt(data["rates"][label]) for _, label in RATES
+            _fmt(data["rates"][label], data["seeds"]) for _, label in RATES
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -105,7 +125,15 @@ def _markdown(
     group: str, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], leaderboards: Mapping[str, str]
 ) -> str:
     lines = [f"# Run group `{group}`", "", f"Graded by the {definitions(rows)}.", ""]
-    lines += ["## Per agent (% of competitions; mean ± SEM over seeds)", "", *_rates_table(summary)]
+    lines += [
+        "## Per agent (% of competitions; mean ± SEM over seeds)",
+        "",
+        "By the published MLE-bench aggregation: seed i is each competition's i-th run in seed order, and only "
+        "seeds complete over every competition count. `podium report` gives the splits, missing runs padded and "
+        "podium's own view.",
+        "",
+        *_rates_table(summary),
+    ]
     corrected = corrected_rows(rows)
     changed = sorted(
         {f"{r['competition_id']}@{r['competition_version']}" for r in corrected}
@@ -152,7 +180,9 @@ def _failures_markdown(failures: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -183,7 +213,7 @@ def write_report(
         "agent_failures": [dict(f) for f in failures],
     }
     json_path, md_path = folder / "report.json", folder / "report.md"
-    _atomic_write(json_path, json.dumps(data, indent=2) + "\n")
+    write_text(json_path, json.dumps(data, indent=2) + "\n")
     markdown = _markdown(group, rows, summary, leaderboards) + "\n".join(_failures_markdown(failures))
-    _atomic_write(md_path, markdown.rstrip("\n") + "\n")
+    write_text(md_path, markdown.rstrip("\n") + "\n")
     return json_path, md_path
