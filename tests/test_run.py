@@ -524,3 +524,38 @@ def test_redo_failed_reruns_runs_that_failed_because_of_the_environment(tmp_path
     rows = RunStore(runs).rows("default")
     assert len(rows) == 2 and all(r["valid_submission"] for r in rows)
     assert all(r["grade"]["valid_submission"] for r in _records(runs))
+
+
+def test_a_harness_failure_is_recorded_as_such_and_a_rerun_runs_it_again(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When podium itself fails after the agent ran (here: grading), the run is kept as status harness_error,
+    never as the agent's failure; reports count it apart, and a plain rerun runs it again."""
+    from podium import run as run_module
+    from podium.agents import load_agent
+    from podium.errors import BrokenAnswersError
+    from podium.report import write_report
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise BrokenAnswersError("the answers file is unreadable (a test)")
+
+    config = run_module.RunConfig(
+        agent=load_agent("dummy"), seeds=1, time_limit=60, sandbox="bwrap", cpus=None, memory_bytes=None, gpus=0,
+        run_group="g", data_dir=data_dir, runs_dir=tmp_path / "runs",
+    )  # fmt: skip
+    comp = registry.get(COMPS[0])
+    monkeypatch.setattr(run_module, "grade_isolated", broken)
+    batch = run_module.run_batch(config, [comp])
+    assert batch.records == [] and batch.not_run == [f"{comp.ref} seed 0"]
+    (record,) = _records(tmp_path / "runs")
+    assert record["status"] == "harness_error" and "BrokenAnswersError" in record["error"]
+    assert record["grade"] is None and (tmp_path / "runs" / "g" / comp.id / "0" / "logs").is_dir()
+    rows = RunStore(tmp_path / "runs").rows("g")
+    assert [r["status"] for r in rows] == ["harness_error"]
+    assert run_module.agent_failures(rows) == [], "the harness's failure is not the agent's"
+    monkeypatch.undo()
+    again = run_module.run_batch(config, [comp])  # the same command: the failed run is not a result
+    assert [r["status"] for r in again.records] == ["finished"] and again.records[0]["grade"]["valid_submission"]
+    (row,) = RunStore(tmp_path / "runs").rows("g")
+    assert row["status"] == "finished"
+    write_report(tmp_path / "runs" / "g", "g", [row], {})

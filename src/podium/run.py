@@ -177,19 +177,6 @@ def _run_one(
         raise RunInterrupted
     final = store.run_dir(config.run_group, competition.id, seed)
     staging = store.stage(config.run_group, competition.id, seed)
-    try:
-        result, calls, llm_summary, started = _sandboxed(config, competition, seed, staging, gpu_ids)
-    except BaseException:
-        if stop is not None and stop.event.is_set():  # killed by the Ctrl-C: nothing of it is kept
-            _discard(staging)
-            raise RunInterrupted from None
-        raise
-    if stop is not None and stop.event.is_set() and _killed(result):  # an agent that ended on its own is kept
-        _discard(staging)
-        raise RunInterrupted
-    report = grade_isolated(competition, staging / "submission", config.data_dir)
-    grade_dict = _moved(report.to_dict(), str(staging), str(final))
-    grade_dict["submission_path"] = str(final / "submission" / "submission.csv")
     record = {
         "run_group": config.run_group,
         "competition_id": competition.id,
@@ -201,8 +188,7 @@ def _run_one(
         "sandbox": config.sandbox,
         "image": config.image,
         "podium_version": __version__,
-        "started_at": started.isoformat(timespec="seconds"),
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "limits": {
             "time_limit_s": config.time_limit,
             "memory_bytes": config.memory_bytes,
@@ -211,6 +197,26 @@ def _run_one(
             "gpu_ids": list(gpu_ids),
             "disk_bytes": config.disk_bytes,
         },
+    }
+    try:
+        result, calls, llm_summary, started = _sandboxed(config, competition, seed, staging, gpu_ids)
+        if stop is not None and stop.event.is_set() and _killed(result):  # an agent that ended on its own is kept
+            raise RunInterrupted
+        report = grade_isolated(competition, staging / "submission", config.data_dir)
+    except BaseException as error:
+        if isinstance(error, RunInterrupted) or (stop is not None and stop.event.is_set()):
+            _discard(staging)  # killed by the Ctrl-C: nothing of it is kept
+            raise RunInterrupted from None
+        if isinstance(
+            error, Exception
+        ):  # podium, its data or the engine failed: recorded as such, never as the agent's
+            _land_harness_failure(store, staging, record, error, stop)
+        raise
+    grade_dict = _moved(report.to_dict(), str(staging), str(final))
+    grade_dict["submission_path"] = str(final / "submission" / "submission.csv")
+    record |= {
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "agent_result": _jsonable(result),
         "agent_stderr_tail": _tail(staging / "logs" / "agent.stderr.log"),
         "validation_calls": calls,
@@ -220,6 +226,27 @@ def _run_one(
     with stop.landing if stop is not None else contextlib.nullcontext():
         store.land(staging, record)  # durably: record, rename (replacing a redone run), index; see podium.store
     return record
+
+
+def _land_harness_failure(
+    store: RunStore, staging: Path, record: dict[str, Any], error: Exception, stop: _Stop | None
+) -> None:
+    """Keep a run that failed because of podium, its data or the Docker engine, as ``status: harness_error``.
+
+    Reports count it apart from the agent's failures, and a plain rerun runs it again. What the agent
+    left (its logs, code, submission) stays in the folder for the diagnosis.
+    """
+    text = str(error) if isinstance(error, PodiumError) else "".join(traceback.format_exception(error)).strip()
+    record |= {
+        "status": "harness_error",
+        "error": f"{type(error).__name__}: {text}",
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "agent_result": None,
+        "agent_stderr_tail": _tail(staging / "logs" / "agent.stderr.log"),
+        "grade": None,
+    }
+    with contextlib.suppress(Exception), stop.landing if stop is not None else contextlib.nullcontext():
+        store.land(staging, record)
 
 
 def _killed(result: Any) -> bool:
@@ -597,6 +624,8 @@ def agent_failures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     competition, seed, how the agent ended, and the last lines of its stderr (from each run's record)."""
     out = []
     for row, record in rungroup.records(rows):
+        if record.get("status") != "finished":  # the harness failed, not the agent
+            continue
         result = record.get("agent_result") or {}
         if not (crashed(result) or result.get("killed_for") or not row["valid_submission"]):
             continue
@@ -684,7 +713,11 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: rungroup
                     continue
                 except PodiumError as exc:
                     batch.not_run.append(f"{comp.ref} seed {seed}")
-                    print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: not run: {exc}", file=sys.stderr)
+                    print(
+                        f"[{done}/{len(todo)}] {comp.ref} seed {seed}: harness error (not the agent's; a rerun runs it "
+                        f"again): {exc}",
+                        file=sys.stderr,
+                    )
                     continue
                 except Exception:
                     batch.not_run.append(f"{comp.ref} seed {seed}")

@@ -6,7 +6,9 @@ agent's folder, sandbox, time limit, memory, CPUs, GPUs, disk) into ``group.json
 command with other settings, or another version of a competition the group already ran, is
 refused with the differences named, unless it starts a new group (``--run-group``) or redoes the
 runs (``--redo all``). ``--redo failed`` redoes, under the group's own settings, the runs without
-a valid submission or whose status is not ``finished``.
+a valid submission or whose status is not ``finished``. A run that failed because of the harness
+(``status: harness_error``: podium, its data or the Docker engine broke) is not a result: any
+rerun runs it again.
 
 A ``--redo all`` that stops half-way (Ctrl-C, kill -9) leaves ``pending_redo`` in ``group.json``:
 the runs it named and those it has still to redo (each one leaves the list when its new run lands).
@@ -235,7 +237,7 @@ def plan(config: RunConfig, competitions: Sequence[Competition], store: RunStore
         row = rows.get((c.id, s))
         if row is None:
             todo.append((c, s))
-        elif (c.id, s) in stale or (redo == "failed" and _failed(row)):
+        elif (c.id, s) in stale or (redo == "failed" and _failed(row)) or row["status"] == "harness_error":
             todo.append((c, s))
             redoing += 1
     if stale - selected:
