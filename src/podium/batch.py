@@ -88,7 +88,14 @@ def grade_jsonl(
         print(f"[{i}/{len(entries)}] {cid}: {outcome}", file=sys.stderr)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     out = output_dir / f"{stamp}_grading_report.json"
-    _atomic_write_json({**summarise(reports), "competition_reports": [r.to_dict() for r in reports]}, out)
+    from podium.report import definitions
+
+    named = definitions(
+        {"competition_id": r.competition_id, "competition_version": r.competition_version} for r in reports
+    )
+    summary = {**summarise(reports), "definitions": named}
+    _atomic_write_json({**summary, "competition_reports": [r.to_dict() for r in reports]}, out)
+    print(f"graded by the {named}", file=sys.stderr)
     return out
 
 
@@ -120,6 +127,7 @@ def _run_example(split: str, root: Path, latest: bool) -> int:
     for row in [header, *rows]:
         print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip())
     print(f"\ngraded {2 * len(comps)} generated example submissions for split {split!r}; {failures} failure(s)")
+    print("published definitions (version 1)" if not latest else "latest definitions (--latest)")
     return 1 if failures else 0
 
 
