@@ -112,7 +112,8 @@ def _values(
 
 def _ids(column: Column, n: int) -> np.ndarray:
     if column.kind == "int_id" or column.options.get("numeric"):
-        return np.array([str(i + 1) for i in range(n)], dtype=object)
+        start = int(column.options.get("start", 1))
+        return np.array([str(i + start) for i in range(n)], dtype=object)
     prefix = column.options.get("prefix", column.name.lower())
     return np.array([f"{prefix}_{i:04d}" for i in range(n)], dtype=object)
 

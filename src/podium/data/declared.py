@@ -64,7 +64,7 @@ def split_frame(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.
         sizes = {"test_size": spec.resolved_test_size(len(frame)), "train_size": spec.train_size}
         train, test = train_test_split(frame, random_state=spec.random_state, **sizes)
         return train, test
-    values = frame[spec.group].unique()
+    values = np.asarray(frame[spec.group].unique())  # numpy (pandas may give an Arrow-backed array)
     if spec.groups == "sorted":
         values = np.sort(values)
     sizes = {"test_size": spec.resolved_test_size(len(values)), "train_size": spec.train_size}
@@ -105,9 +105,11 @@ def build(out: Output, sides: Mapping[str, pd.DataFrame], competition: Competiti
     if out.one_hot is not None:
         source, classes = out.one_hot
         labels = rows[source]
-        frame = _with(
-            frame, {name: (labels == name).astype(int) for name in classes or _submission_columns(competition)}
-        )
+        names = list(classes or _submission_columns(competition))
+        unknown = set(labels) - set(names)
+        if unknown:
+            raise SpecError(f"{where}: {source} holds label(s) that are not classes: {sorted(map(str, unknown))[:5]}")
+        frame = _with(frame, {name: (labels == name).astype(int) for name in names})
     if out.rename:
         frame = frame.rename(columns=dict(out.rename))
     if out.assign:
@@ -182,9 +184,9 @@ def _copy_verbatim(competition: Competition, raw: Path, prepared: Path) -> None:
         _copy(raw / str(source), prepared / str(target))
 
 
-def _outputs(spec: SplitSpec, competition: Competition) -> dict[str, Output]:
+def _outputs(spec: SplitSpec, competition: Competition) -> dict[str, Output | None]:
     """The default tables (train_file, test_file less drop_from_test, the answers), then ``outputs``."""
-    defaults = {}
+    defaults: dict[str, Output | None] = {}
     if spec.train_file is not None:
         defaults[f"public/{spec.train_file}"] = Output(rows="train")
     if spec.test_file is not None:
@@ -207,6 +209,7 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
         if spec.outputs:
             sides = {"test": pd.read_csv(private / competition.answers, **READ_MODES["text"])}
             for path, out in spec.outputs.items():
+                assert out is not None
                 _write(build(out, sides, competition, f"{where}: outputs: {path}"), prepared / path)
     else:
         frame = read_source(raw, spec)
@@ -214,7 +217,8 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
         assert len(train) + len(test) == len(frame)
         sides = {"train": train, "test": test}
         for path, out in _outputs(spec, competition).items():
-            _write(build(out, sides, competition, f"{where}: outputs: {path}"), prepared / path)
+            if out is not None:
+                _write(build(out, sides, competition, f"{where}: outputs: {path}"), prepared / path)
         for table in spec.tables:
             other = pd.read_csv(raw / table.source, **table.read)
             if table.key not in other.columns or table.key not in frame.columns:
@@ -223,7 +227,8 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
                 )
             members = {side: other[other[table.key].isin(set(rows[table.key]))] for side, rows in sides.items()}
             for path, out in table.outputs.items():
-                _write(build(out, members, competition, f"{where}: tables: {path}"), prepared / path)
+                if out is not None:
+                    _write(build(out, members, competition, f"{where}: tables: {path}"), prepared / path)
         _copy_files(spec, sides, raw, prepared)
     _copy_verbatim(competition, raw, prepared)
 

@@ -116,16 +116,17 @@ class Output:
         )
 
 
-def _outputs(raw: Any, where: str) -> dict[str, Output]:
+def _outputs(raw: Any, where: str) -> dict[str, Output | None]:
+    """Prepared path -> table; None (``path: null``) leaves out a default table at that path."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise SpecError(f"{where}: expected a mapping of prepared paths (public/..., private/...) to tables")
-    out = {}
+    out: dict[str, Output | None] = {}
     for path, spec in raw.items():
         if not str(path).startswith(("public/", "private/")):
             raise SpecError(f"{where}: {path!r} must start with public/ or private/")
-        out[str(path)] = Output.from_dict(spec, f"{where}: {path}")
+        out[str(path)] = None if spec is None else Output.from_dict(spec, f"{where}: {path}")
     return out
 
 
@@ -136,7 +137,7 @@ class Table:
     source: str
     key: str
     read: Mapping[str, Any]
-    outputs: Mapping[str, Output]
+    outputs: Mapping[str, Output | None]
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str) -> Table:
@@ -190,7 +191,7 @@ class SplitSpec:
     read: Mapping[str, Any] = field(default_factory=lambda: dict(READ_MODES["text"]))
     group: str | None = None  # split this column's distinct values; each value's rows go to one side
     groups: str = "appearance"  # order of the distinct values given to train_test_split: appearance | sorted
-    outputs: Mapping[str, Output] = field(default_factory=dict)
+    outputs: Mapping[str, Output | None] = field(default_factory=dict)
     tables: tuple[Table, ...] = ()
     files: tuple[Files, ...] = ()
 
@@ -236,7 +237,7 @@ class SplitSpec:
             used = [k for k, v in pandas_only.items() if v]
             if used:
                 raise SpecError(f"{where}: {', '.join(used)} need engine: pandas")
-            if any(o.rows != "test" for o in self.outputs.values()):
+            if any(o is None or o.rows != "test" for o in self.outputs.values()):
                 raise SpecError(f"{where}: with engine: stream, outputs are built from the test rows only")
 
     def resolved_test_size(self, n: int) -> float | int | None:
