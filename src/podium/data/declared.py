@@ -195,6 +195,16 @@ def _outputs(spec: SplitSpec, competition: Competition) -> dict[str, Output | No
     return {**defaults, **spec.outputs}
 
 
+def _check_disjoint(competition: Competition, train: pd.DataFrame, test: pd.DataFrame, where: str) -> None:
+    """No id (the competition's id columns, where the source has them) on both sides."""
+    keys = list(competition.id_columns)
+    if not keys or not set(keys) <= set(train.columns):
+        return
+    both = set(map(tuple, train[keys].to_numpy().tolist())) & set(map(tuple, test[keys].to_numpy().tolist()))
+    if both:
+        raise SpecError(f"{where}: {len(both)} id(s) on both sides of the split, e.g. {sorted(map(str, both))[:3]}")
+
+
 def prepare_declared(competition: Competition, raw: Path, public: Path, private: Path) -> None:
     """Run ``prepare:`` of competition.yaml (the caller writes a default sample submission if none is declared)."""
     import pandas as pd
@@ -215,6 +225,7 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
         frame = read_source(raw, spec)
         train, test = split_frame(frame, spec)
         assert len(train) + len(test) == len(frame)
+        _check_disjoint(competition, train, test, where)
         sides = {"train": train, "test": test}
         for path, out in _outputs(spec, competition).items():
             if out is not None:
