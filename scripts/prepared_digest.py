@@ -9,7 +9,11 @@ in competition.yaml, a shared helper) leaves every prepared byte as it was:
 Every version that prepares its own data (not ``same_data: true``) is prepared. ``--raw DIR``
 keeps the raw folders: a competition whose ``DIR/<id>/`` exists is prepared from it, otherwise its
 fixture (``podium.fixtures.make_raw``) is written there first. Comparing against raw folders
-written by the old code matters once a prepare.py (and with it its ``make_raw``) is gone.
+written by the old code matters once a prepare.py (and with it its ``make_raw``) is gone; archives
+a prepare builds carry the raw files' times, so compare on the same raw folders.
+
+``--pins tests/prepared_pins.json`` writes what tests/test_prepare.py checks: one digest per
+declarative competition (``prepare: split:``), of its prepared checksums less description.md.
 """
 
 from __future__ import annotations
@@ -53,13 +57,38 @@ def digest(comp: Competition, raw: Path, work: Path) -> dict[str, str]:
     }
 
 
+def pin(checksums: dict[str, str]) -> str:
+    """One digest of a prepared record's checksums, less the copied description."""
+    lines = [f"{path} {digest}" for path, digest in sorted(checksums.items()) if path != "public/description.md"]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def write_pins(path: Path) -> None:
+    pins = {}
+    with tempfile.TemporaryDirectory(prefix="podium-pins-") as tmp:
+        for cid in registry.ids():
+            comp = registry.get(cid)
+            if comp.prepare.get("split"):
+                raw = make_raw(comp, Path(tmp) / "raw" / cid)
+                prepare_competition(comp, Path(tmp) / "data", source=raw)
+                record = CompetitionPaths(Path(tmp) / "data", comp.id).record()
+                assert record is not None
+                pins[comp.ref] = pin(record["checksums"])
+    path.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{path}: {len(pins)} declarative competitions pinned", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", help="competition ids (default: all)")
     parser.add_argument("--raw", type=Path, help="keep (and reuse) the raw fixture folders here")
     parser.add_argument("--out", type=Path, help="write the digests as JSON")
     parser.add_argument("--compare", type=Path, help="compare with digests written earlier; exit 1 on a difference")
+    parser.add_argument("--pins", type=Path, help="write the declarative competitions' pins (tests/prepared_pins.json)")
     args = parser.parse_args(argv)
+    if args.pins:
+        write_pins(args.pins)
+        return 0
 
     ids = args.ids or registry.ids()
     digests: dict[str, dict[str, str]] = {}
