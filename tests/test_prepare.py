@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +25,7 @@ def _has_prepare(comp: Competition) -> bool:
 
 
 PREPARED = [cid for cid in registry.ids() if _has_prepare(registry.get(cid))]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module", params=PREPARED)
@@ -79,6 +83,34 @@ def test_rerun_skips_and_force_reproduces_checksums(prepared: tuple[Competition,
     after = paths.record()
     assert before is not None and after is not None
     assert after["checksums"] == before["checksums"], "prepare must be deterministic"
+
+
+def _pin_of() -> Callable[[dict[str, str]], str]:
+    spec = importlib.util.spec_from_file_location("prepared_digest", ROOT / "scripts" / "prepared_digest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pin: Callable[[dict[str, str]], str] = module.pin
+    return pin
+
+
+PINS: dict[str, str] = json.loads((ROOT / "tests" / "prepared_pins.json").read_text(encoding="utf-8"))
+REGENERATE = "if the change is meant, rewrite them: python scripts/prepared_digest.py --pins tests/prepared_pins.json"
+
+
+def test_every_declarative_competition_is_pinned() -> None:
+    declarative = {registry.get(cid).ref for cid in PREPARED if registry.get(cid).prepare.get("split")}
+    assert set(PINS) == declarative, REGENERATE
+
+
+def test_declarative_prepared_bytes_do_not_change(prepared: tuple[Competition, Path, Path]) -> None:
+    """The prepared files of a declarative competition are the pinned ones, byte for byte."""
+    comp, _, data_dir = prepared
+    if comp.ref not in PINS:  # prepared by its prepare.py
+        return
+    record = CompetitionPaths(data_dir, comp.id).record()
+    assert record is not None
+    assert _pin_of()(record["checksums"]) == PINS[comp.ref], f"{comp.ref}: the prepared files changed; {REGENERATE}"
 
 
 # ---- robustness, on one small declarative competition ---------------------------------------

@@ -7,6 +7,7 @@ from its submissions supplies ``make_answers`` / ``perfect_submission`` in its `
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,8 @@ def _values(
 
 def _ids(column: Column, n: int) -> np.ndarray:
     if column.kind == "int_id" or column.options.get("numeric"):
-        return np.array([str(i + 1) for i in range(n)], dtype=object)
+        start = int(column.options.get("start", 1))
+        return np.array([str(i + start) for i in range(n)], dtype=object)
     prefix = column.options.get("prefix", column.name.lower())
     return np.array([f"{prefix}_{i:04d}" for i in range(n)], dtype=object)
 
@@ -202,9 +204,12 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
     """Write a tiny raw folder in the competition's real Kaggle layout, for tests of prepare.
 
     A competition with a ``prepare.py`` supplies ``make_raw(raw, rng)``; a declarative one lists
-    its raw CSV files under ``prepare.raw`` as ``file: {rows: N, columns: {name: kind-or-spec}}``.
+    its raw CSV files under ``prepare.raw`` as ``file: {rows: N, columns: {name: kind-or-spec}}``
+    (``zip: NAME.zip`` writes the table into that archive; ``{text: "..."}`` is a plain file), and
+    every raw file a ``prepare.split.files`` entry reads is written with a few random bytes.
     """
     from podium.competition import _columns
+    from podium.data.declared import fixture_files
     from podium.data.prepare import _prepare_module
 
     rng = np.random.default_rng(seed)
@@ -217,11 +222,20 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
     if not files:
         raise ValueError(f"{competition.id}: no make_raw in prepare.py and no prepare.raw in competition.yaml")
     for name, spec in files.items():
+        if "text" in spec:
+            (raw / name).parent.mkdir(parents=True, exist_ok=True)
+            (raw / name).write_text(str(spec["text"]), encoding="utf-8")
+            continue
         n = int(spec.get("rows", 200))
         frame: dict[str, np.ndarray] = {}
         for column in _columns(spec["columns"], f"{competition.id} prepare.raw"):
             ids = _ids(column, n)
             frame[column.name] = _values(column, rng, n, frame, ids)
         _set_one_hot(frame, list(spec.get("one_hot", ())), rng, n)
-        write_csv(Frame(frame, n), raw / name)
+        path = write_csv(Frame(frame, n), raw / name)
+        if "zip" in spec:
+            with zipfile.ZipFile(raw / spec["zip"], "a") as archive:
+                archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), path.read_bytes())
+            path.unlink()
+    fixture_files(competition, raw, rng)
     return raw

@@ -27,9 +27,10 @@ import numpy as np
 
 from podium.competition import Competition
 from podium.data.checksums import digest_tree
+from podium.data.declared import prepare_declared
 from podium.data.layout import MARKER, CompetitionPaths
 from podium.data.leaks import scan_for_leaks
-from podium.data.split import SplitSpec, split_csv
+from podium.data.split import SpecError
 from podium.errors import HarnessError, PodiumError
 from podium.grading import expected_keys
 from podium.table import Frame, read_csv, to_numpy, write_csv
@@ -135,19 +136,14 @@ def _run_prepare(competition: Competition, raw: Path, public: Path, private: Pat
     if module is not None:
         module.prepare(raw, public, private, version=competition.data_version)
         return
-    spec = competition.prepare.get("split")
-    if spec is None:
-        raise HarnessError(
-            f"{competition.id} declares no prepare step (prepare.py or prepare.split in competition.yaml)"
-        )
-    split = SplitSpec.from_dict(dict(spec))
-    split_csv(split, raw, public, private, competition.answers)
-    answers = read_csv(private / competition.answers, what="answers")
-    _sample_submission(
-        competition,
-        Frame({c: answers[c] for c in competition.id_columns}, answers.n_rows),
-        public.parent / competition.sample_submission,
-    )
+    try:
+        prepare_declared(competition, raw, public, private)
+    except SpecError as exc:
+        raise HarnessError(str(exc)) from exc
+    sample = public.parent / competition.sample_submission
+    if not sample.exists():
+        answers = read_csv(private / competition.answers, what="answers")
+        _sample_submission(competition, Frame({c: answers[c] for c in competition.id_columns}, answers.n_rows), sample)
 
 
 def check_invariants(competition: Competition, prepared: Path) -> set[str]:

@@ -1,17 +1,23 @@
-"""The plain tabular split: one labelled CSV becomes public train/test, sample submission, answers.
+"""The declarative split: what ``prepare: split:`` in competition.yaml says, and its streamed engine.
 
-Rows are streamed in blocks, so a CSV of many gigabytes is split in bounded memory: a first pass
-counts the rows, scikit-learn's ``train_test_split`` on the row numbers picks the test rows (the
-same rows it picks on the whole table with the same ``test_size`` and ``random_state``), and a
-second pass routes each block's rows to the output files. Cells are copied as text, unchanged.
+``SplitSpec`` is the parsed declaration (every key is documented in docs/preparing.md). Two engines
+run it (``podium.data.declared`` runs the whole declarative prepare):
+
+- ``stream`` (the default): rows are streamed in blocks, so a CSV of many gigabytes is split in
+  bounded memory: a first pass counts the rows, scikit-learn's ``train_test_split`` on the row
+  numbers picks the test rows (the same rows it picks on the whole table with the same
+  ``test_size`` and ``random_state``), and a second pass routes each block's rows to the output
+  files, in file order. Cells are copied as text, unchanged.
+- ``pandas``: the table is read with pandas and split as the published prepare scripts do
+  (``train_test_split`` on the frame, rows in its order; a group split keeps file order).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -22,30 +28,226 @@ import pyarrow.csv as pacsv
 
 from podium.table import from_numpy
 
-__all__ = ["SplitSpec", "count_rows", "split_csv", "test_mask"]
+__all__ = ["Files", "Output", "SpecError", "SplitSpec", "Table", "count_rows", "read_options", "split_csv", "test_mask"]
 
 _BLOCK = 1 << 24
 
 
-@dataclass(frozen=True)
-class SplitSpec:
-    """A declarative split, as written under ``prepare:`` in competition.yaml."""
+ENGINES = ("stream", "pandas")
+ROWS = ("train", "test")
+#: ``read:`` shorthands: how pandas reads the cells (``text``: every cell as written; ``pandas``: its defaults).
+READ_MODES: dict[str, dict[str, Any]] = {"text": {"dtype": str, "keep_default_na": False}, "pandas": {}}
+_READ_OPTIONS = frozenset({"dtype", "keep_default_na", "na_values", "sep"})
 
-    source: str
-    test_size: float | int
-    random_state: int = 0
-    train_file: str = "train.csv"
-    test_file: str = "test.csv"
-    drop_from_test: tuple[str, ...] = ()
-    answer_columns: tuple[str, ...] | None = None  # None: every column
+
+class SpecError(ValueError):
+    """A ``prepare:`` declaration that cannot be run; the message names the key."""
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise SpecError(f"{where}: expected a list of column names, got {value!r}")
+    return tuple(str(v) for v in value)
+
+
+def _keys(raw: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise SpecError(f"{where}: unknown key(s) {unknown}; known: {sorted(known)}")
+
+
+def read_options(read: Any, where: str = "read") -> dict[str, Any]:
+    """pandas ``read_csv`` keyword arguments for a ``read:`` declaration (``"str"`` means Python's str)."""
+    if isinstance(read, str):
+        if read not in READ_MODES:
+            raise SpecError(f"{where}: {read!r} is not one of {sorted(READ_MODES)} (or a mapping of read_csv options)")
+        return dict(READ_MODES[read])
+    if not isinstance(read, Mapping):
+        raise SpecError(f"{where}: expected {sorted(READ_MODES)} or a mapping, got {read!r}")
+    _keys(read, set(_READ_OPTIONS), where)
+    options = dict(read)
+    dtype = options.get("dtype")
+    if dtype == "str":
+        options["dtype"] = str
+    elif isinstance(dtype, Mapping):
+        options["dtype"] = {str(k): str if v == "str" else v for k, v in dtype.items()}
+    return options
+
+
+@dataclass(frozen=True)
+class Output:
+    """One table written from one side of the split (``outputs:``), built in this order: the
+    ``columns`` kept (all by default) less ``drop``, ``one_hot`` columns appended, ``rename``,
+    ``assign`` (a constant per column), ``defaults`` (every non-id submission column set to its
+    declared ``default``)."""
+
+    rows: str = "test"
+    columns: tuple[str, ...] | None = None
+    drop: tuple[str, ...] = ()
+    one_hot: tuple[str, tuple[str, ...] | None] | None = None  # (source column, classes; None: the submission's)
+    rename: Mapping[str, str] = field(default_factory=dict)
+    assign: Mapping[str, Any] = field(default_factory=dict)
+    defaults: bool = False
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> SplitSpec:
-        fields = dict(raw)
-        fields["drop_from_test"] = tuple(fields.get("drop_from_test", ()))
+    def from_dict(cls, raw: Mapping[str, Any] | None, where: str) -> Output:
+        raw = dict(raw or {})
+        _keys(raw, {"rows", "columns", "drop", "one_hot", "rename", "assign", "defaults"}, where)
+        rows = raw.get("rows", "test")
+        if rows not in ROWS:
+            raise SpecError(f"{where}: rows must be one of {ROWS}, got {rows!r}")
+        one_hot = raw.get("one_hot")
+        if one_hot is not None:
+            if not isinstance(one_hot, Mapping) or set(one_hot) - {"column", "classes"} or "column" not in one_hot:
+                raise SpecError(f"{where}: one_hot takes {{column: NAME, classes: [...]}} (classes: optional)")
+            classes = one_hot.get("classes")
+            one_hot = (
+                str(one_hot["column"]),
+                None if classes is None else _strings(classes, f"{where}: one_hot.classes"),
+            )
+        return cls(
+            rows=rows,
+            columns=None if raw.get("columns") is None else _strings(raw["columns"], f"{where}: columns"),
+            drop=_strings(raw.get("drop", []), f"{where}: drop"),
+            one_hot=one_hot,
+            rename={str(k): str(v) for k, v in (raw.get("rename") or {}).items()},
+            assign={str(k): v for k, v in (raw.get("assign") or {}).items()},
+            defaults=bool(raw.get("defaults", False)),
+        )
+
+
+def _outputs(raw: Any, where: str) -> dict[str, Output | None]:
+    """Prepared path -> table; None (``path: null``) leaves out a default table at that path."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: expected a mapping of prepared paths (public/..., private/...) to tables")
+    out: dict[str, Output | None] = {}
+    for path, spec in raw.items():
+        if not str(path).startswith(("public/", "private/")):
+            raise SpecError(f"{where}: {path!r} must start with public/ or private/")
+        out[str(path)] = None if spec is None else Output.from_dict(spec, f"{where}: {path}")
+    return out
+
+
+@dataclass(frozen=True)
+class Table:
+    """Another raw table whose rows follow the split through a shared ``key`` column (``tables:``)."""
+
+    source: str
+    key: str
+    read: Mapping[str, Any]
+    outputs: Mapping[str, Output | None]
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str) -> Table:
+        _keys(raw, {"source", "key", "read", "outputs"}, where)
+        if "source" not in raw or "key" not in raw:
+            raise SpecError(f"{where}: a table needs source and key")
+        where = f"{where} ({raw['source']})"
+        return cls(
+            str(raw["source"]),
+            str(raw["key"]),
+            read_options(raw.get("read", "text"), f"{where}: read"),
+            _outputs(raw.get("outputs"), f"{where}: outputs"),
+        )
+
+
+@dataclass(frozen=True)
+class Files:
+    """Raw files (or folders) that follow their row: ``from`` a raw path, to ``train``/``test`` prepared
+    paths, each a Python format string over the row's columns (``{id}``, ``{id[0]}``)."""
+
+    source: str
+    train: str | None = None
+    test: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str) -> Files:
+        _keys(raw, {"from", "train", "test"}, where)
+        if "from" not in raw or not ({"train", "test"} & set(raw)):
+            raise SpecError(f"{where}: an entry needs from and at least one of train, test")
+        for side in ("train", "test"):
+            if raw.get(side) is not None and not str(raw[side]).startswith("public/"):
+                raise SpecError(f"{where}: {side} {raw[side]!r} must start with public/")
+        return cls(str(raw["from"]), raw.get("train"), raw.get("test"))
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """A declarative split, as written under ``prepare: split:`` in competition.yaml."""
+
+    source: str
+    test_size: float | int | str | None = None  # "all": no split, the whole source is the test set
+    random_state: int = 0
+    train_file: str | None = "train.csv"
+    test_file: str | None = "test.csv"
+    drop_from_test: tuple[str, ...] = ()
+    answer_columns: tuple[str, ...] | None = None  # None: every column
+    engine: str = "stream"
+    train_size: float | int | None = None
+    small_test_size: float | int | None = None  # used when the source has no more rows (or groups) than test_size
+    zip: str | None = None  # the source is a member of this raw zip (pandas engine)
+    read: Mapping[str, Any] = field(default_factory=lambda: dict(READ_MODES["text"]))
+    group: str | None = None  # split this column's distinct values; each value's rows go to one side
+    groups: str = "appearance"  # order of the distinct values given to train_test_split: appearance | sorted
+    outputs: Mapping[str, Output | None] = field(default_factory=dict)
+    tables: tuple[Table, ...] = ()
+    files: tuple[Files, ...] = ()
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "prepare.split") -> SplitSpec:
+        known = {f for f in cls.__dataclass_fields__}
+        _keys(raw, known, where)
+        if "source" not in raw:
+            raise SpecError(f"{where}: source is required")
+        fields: dict[str, Any] = dict(raw)
+        fields["drop_from_test"] = _strings(fields.get("drop_from_test", []), f"{where}: drop_from_test")
         if fields.get("answer_columns") is not None:
-            fields["answer_columns"] = tuple(fields["answer_columns"])
-        return cls(**fields)
+            fields["answer_columns"] = _strings(fields["answer_columns"], f"{where}: answer_columns")
+        fields["read"] = read_options(fields.get("read", "text"), f"{where}: read")
+        fields["outputs"] = _outputs(fields.get("outputs"), f"{where}: outputs")
+        fields["tables"] = tuple(Table.from_dict(t, f"{where}: tables") for t in fields.get("tables") or ())
+        fields["files"] = tuple(Files.from_dict(f, f"{where}: files") for f in fields.get("files") or ())
+        spec = cls(**fields)
+        spec._check(where)
+        return spec
+
+    def _check(self, where: str) -> None:
+        if self.engine not in ENGINES:
+            raise SpecError(f"{where}: engine must be one of {ENGINES}, got {self.engine!r}")
+        if self.test_size is None and self.train_size is None:
+            raise SpecError(f"{where}: test_size (or train_size) is required")
+        if isinstance(self.test_size, str) and self.test_size != "all":
+            raise SpecError(f"{where}: test_size is a fraction, a row count or 'all', got {self.test_size!r}")
+        if self.groups not in ("appearance", "sorted"):
+            raise SpecError(f"{where}: groups must be appearance or sorted, got {self.groups!r}")
+        if self.engine == "stream":
+            pandas_only = {
+                "zip": self.zip,
+                "group": self.group,
+                "train_size": self.train_size,
+                "tables": self.tables,
+                "files": self.files,
+                "read": self.read != READ_MODES["text"],
+                "test_size: all": self.test_size == "all",
+                "train_file: null": self.train_file is None,
+                "test_file: null": self.test_file is None,
+            }
+            used = [k for k, v in pandas_only.items() if v]
+            if used:
+                raise SpecError(f"{where}: {', '.join(used)} need engine: pandas")
+            if any(o is None or o.rows != "test" for o in self.outputs.values()):
+                raise SpecError(f"{where}: with engine: stream, outputs are built from the test rows only")
+
+    def resolved_test_size(self, n: int) -> float | int | None:
+        """``test_size``, or ``small_test_size`` when ``n`` (rows or groups) is no more than a row-count test_size."""
+        size = self.test_size
+        if isinstance(size, str):  # "all": no split
+            return None
+        if self.small_test_size is not None and isinstance(size, int) and n <= size:
+            return self.small_test_size
+        return size
 
 
 def _header(path: Path) -> list[str]:
@@ -119,12 +321,17 @@ class _Writer:
 
 def split_csv(spec: SplitSpec, raw: Path, public: Path, private: Path, answers_file: str) -> tuple[int, int]:
     """Split ``raw/spec.source``; returns (train rows, test rows)."""
+    if spec.engine != "stream" or spec.train_file is None or spec.test_file is None:
+        raise SpecError(f"split_csv runs engine: stream with train_file and test_file, not {spec}")
     source = raw / spec.source
     names = _header(source)
     missing = [c for c in (*spec.drop_from_test, *(spec.answer_columns or ())) if c not in names]
     if missing:
         raise ValueError(f"{source} lacks column(s) {missing}; found {names}")
-    mask = test_mask(count_rows(source), spec.test_size, spec.random_state)
+    n_rows = count_rows(source)
+    test_size = spec.resolved_test_size(n_rows)
+    assert test_size is not None and not isinstance(test_size, str)
+    mask = test_mask(n_rows, test_size, spec.random_state)
     kept = [c for c in names if c not in spec.drop_from_test]
     writers = {
         "train": _Writer(public / spec.train_file, None),

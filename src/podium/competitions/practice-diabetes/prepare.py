@@ -26,33 +26,16 @@ def fetch_raw(raw: Path) -> None:
     load_diabetes(as_frame=True, scaled=False).frame.to_csv(raw / RAW, index=False)
 
 
-def _default() -> float:
-    import yaml
-
-    declared = yaml.safe_load(Path(__file__).with_name("competition.yaml").read_text(encoding="utf-8"))
-    return float(declared["columns"][TARGET]["default"])
-
-
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
+
+    from podium.data.practice import declared_default, split_practice
 
     table = pd.read_csv(raw / RAW).rename(columns={**SERUM, "target": TARGET})
     table["sex"] = table["sex"].astype(int)
-    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("id"), test.sort_values("id")
-    train.to_csv(public / "train.csv", index=False)
-    test.drop(columns=[TARGET]).to_csv(public / "test.csv", index=False)
-    answers = test[["id", TARGET]]
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"id": test["id"], TARGET: _default()})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["id"]) & set(test["id"])
-    assert len(train) + len(test) == len(table) and table["id"].is_unique
-    assert answers["id"].tolist() == sample["id"].tolist()
-    assert np.isfinite(answers[TARGET]).all()
+    sample = {TARGET: declared_default(__file__, TARGET)}
+    _, test = split_practice(table, public, private, target=TARGET, test_size=TEST_SIZE, sample=sample)
+    assert np.isfinite(test[TARGET]).all()
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:

@@ -34,30 +34,20 @@ def _png(pixels: np.ndarray, path: Path) -> None:
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
 
-    table = pd.read_csv(raw / RAW)
+    from podium.data.practice import split_practice
+
+    table = pd.read_csv(raw / RAW).rename(columns={"target": "label"})
     pixels = [c for c in table.columns if c.startswith("pixel_")]
     assert len(pixels) == 64, f"expected 64 pixel columns, got {len(pixels)}"
-    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
-    table = table.rename(columns={"target": "label"})
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("id"), test.sort_values("id")
+    _, test = split_practice(
+        table, public, private, target="label", test_size=TEST_SIZE, sample={"label": 0}, public_columns=["id"]
+    )
     images = public / "images"
     images.mkdir()
     for image_id, row in zip(table["id"], table[pixels].to_numpy(), strict=True):
         _png(row, images / f"{image_id}.png")
-    train[["id", "label"]].to_csv(public / "train.csv", index=False)
-    test[["id"]].to_csv(public / "test.csv", index=False)
-    answers = test[["id", "label"]]
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"id": test["id"], "label": 0})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["id"]) & set(test["id"])
-    assert len(train) + len(test) == len(table) and table["id"].is_unique
-    assert answers["id"].tolist() == sample["id"].tolist()
-    assert set(answers["label"]) <= set(range(10))
+    assert set(test["label"]) <= set(range(10))
     assert len(list(images.iterdir())) == len(table)
 
 

@@ -29,26 +29,15 @@ def fetch_raw(raw: Path) -> None:
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
+
+    from podium.data.practice import split_practice
 
     parts = [pd.read_csv(raw / name, dtype=str, keep_default_na=False) for name in FILES.values()]
     table = pd.concat(parts, ignore_index=True)
     assert set(table["score"]) <= {"great", "other"}, "unexpected score values"
     table = pd.DataFrame({"review": table["review"], "great": (table["score"] == "great").astype(int)})
-    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("id"), test.sort_values("id")
-    train.to_csv(public / "train.csv", index=False)
-    test.drop(columns=["great"]).to_csv(public / "test.csv", index=False)
-    answers = test[["id", "great"]]
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"id": test["id"], "great": 0.5})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["id"]) & set(test["id"])
-    assert len(train) + len(test) == len(table) and table["id"].is_unique
-    assert answers["id"].tolist() == sample["id"].tolist()
-    assert answers["great"].nunique() == 2, "the test set needs both classes for ROC AUC"
+    _, test = split_practice(table, public, private, target="great", test_size=TEST_SIZE, sample={"great": 0.5})
+    assert test["great"].nunique() == 2, "the test set needs both classes for ROC AUC"
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:

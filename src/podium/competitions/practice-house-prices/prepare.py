@@ -33,36 +33,19 @@ def _name(column: str) -> str:
     return renamed or re.sub(r"^X(?=\d)", "", column.replace(".", ""))
 
 
-def _default() -> float:
-    import yaml
-
-    declared = yaml.safe_load(Path(__file__).with_name("competition.yaml").read_text(encoding="utf-8"))
-    return float(declared["columns"][TARGET]["default"])
-
-
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
+
+    from podium.data.practice import declared_default, split_practice
 
     table = pd.read_csv(raw / RAW, keep_default_na=False, na_values=[""], dtype=str)
     table = table.drop(columns=["Order", "PID"], errors="ignore")
     table.columns = [_name(c) for c in table.columns]
     assert table.columns.is_unique and TARGET in table.columns
     table = table[[c for c in table.columns if c != TARGET] + [TARGET]]
-    table.insert(0, "Id", np.random.default_rng(0).permutation(len(table)) + 1)
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("Id"), test.sort_values("Id")
-    train.to_csv(public / "train.csv", index=False)
-    test.drop(columns=[TARGET]).to_csv(public / "test.csv", index=False)
-    answers = test[["Id", TARGET]]
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"Id": test["Id"], TARGET: _default()})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["Id"]) & set(test["Id"])
-    assert len(train) + len(test) == len(table) and table["Id"].is_unique
-    assert answers["Id"].tolist() == sample["Id"].tolist()
-    assert np.isfinite(answers[TARGET].astype(float)).all()
+    sample = {TARGET: declared_default(__file__, TARGET)}
+    _, test = split_practice(table, public, private, target=TARGET, test_size=TEST_SIZE, sample=sample, id_column="Id")
+    assert np.isfinite(test[TARGET].astype(float)).all()
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:

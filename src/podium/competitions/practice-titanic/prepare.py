@@ -27,26 +27,15 @@ def fetch_raw(raw: Path) -> None:
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
+
+    from podium.data.practice import split_practice
 
     table = pd.read_csv(raw / RAW)[COLUMNS]
     table["pclass"] = table["pclass"].map({"1st": 1, "2nd": 2, "3rd": 3})
     table["survived"] = table["survived"].map({"died": 0, "survived": 1})
     assert table[["pclass", "survived"]].notna().all().all(), "unexpected pclass or survived values"
     table = table[["pclass", "sex", "age", "sibsp", "parch", "survived"]]
-    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("id"), test.sort_values("id")
-    train.to_csv(public / "train.csv", index=False)
-    test.drop(columns=["survived"]).to_csv(public / "test.csv", index=False)
-    answers = test[["id", "survived"]]
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"id": test["id"], "survived": 0})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["id"]) & set(test["id"])
-    assert len(train) + len(test) == len(table) and table["id"].is_unique
-    assert answers["id"].tolist() == sample["id"].tolist()
+    split_practice(table, public, private, target="survived", test_size=TEST_SIZE, sample={"survived": 0})
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:

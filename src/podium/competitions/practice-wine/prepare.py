@@ -26,27 +26,15 @@ def fetch_raw(raw: Path) -> None:
 
 def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
-    from sklearn.model_selection import train_test_split
+
+    from podium.data.practice import split_practice
 
     table = pd.read_csv(raw / RAW)
     cultivar = np.array(CLASSES)[table.pop("target").to_numpy()]
     table.columns = [c.replace("/", "_") for c in table.columns]
     table["cultivar"] = cultivar
-    table.insert(0, "id", np.random.default_rng(0).permutation(len(table)) + 1)
-    train, test = train_test_split(table, test_size=TEST_SIZE, random_state=0)
-    train, test = train.sort_values("id"), test.sort_values("id")
-    train.to_csv(public / "train.csv", index=False)
-    test.drop(columns=["cultivar"]).to_csv(public / "test.csv", index=False)
-    labels = test["cultivar"].to_numpy()
-    answers = pd.DataFrame({"id": test["id"], **{name: (labels == name).astype(int) for name in CLASSES}})
-    answers.to_csv(private / "test.csv", index=False)
-    sample = pd.DataFrame({"id": test["id"], **{name: 1 / len(CLASSES) for name in CLASSES}})
-    sample.to_csv(public / "sample_submission.csv", index=False)
-
-    assert not set(train["id"]) & set(test["id"])
-    assert len(train) + len(test) == len(table) and table["id"].is_unique
-    assert answers["id"].tolist() == sample["id"].tolist()
-    assert answers[list(CLASSES)].sum(axis=1).eq(1).all()
+    sample = {name: 1 / len(CLASSES) for name in CLASSES}
+    split_practice(table, public, private, target="cultivar", test_size=TEST_SIZE, sample=sample, classes=CLASSES)
 
 
 def make_raw(raw: Path, rng: np.random.Generator) -> None:

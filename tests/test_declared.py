@@ -1,0 +1,212 @@
+"""The declarative prepare (prepare: in competition.yaml): its keys, and agreement with the scripts it replaced.
+
+The reference tests restate, on each competition's generated raw folder, what the published
+prepare script of that shape does (pandas reads, ``train_test_split``, ``to_csv``) and compare the
+prepared files byte for byte; one competition per shape of declaration.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import train_test_split
+
+from podium import competition as registry
+from podium.data.declared import build, split_frame
+from podium.data.prepare import prepare_competition
+from podium.data.split import Output, SpecError, SplitSpec
+from podium.fixtures import make_raw
+
+TEXT = {"dtype": str, "keep_default_na": False}
+
+
+def _prepare(cid: str, tmp_path: Path) -> tuple[Path, Path]:
+    comp = registry.get(cid)
+    raw = make_raw(comp, tmp_path / "raw")
+    assert prepare_competition(comp, tmp_path / "data", source=raw).status == "prepared"
+    return raw, tmp_path / "data" / cid / "prepared"
+
+
+def _same(prepared: Path, expected: dict[str, pd.DataFrame]) -> None:
+    for name, frame in expected.items():
+        assert (prepared / name).read_bytes() == frame.to_csv(index=False).encode(), name
+
+
+# ---- the keys -------------------------------------------------------------------------------------
+
+
+def test_group_split_sends_whole_groups_and_keeps_file_order() -> None:
+    frame = pd.DataFrame({"g": list("abcabdeefg"), "v": range(10)})
+    for order in ("appearance", "sorted"):
+        spec = SplitSpec.from_dict(
+            {"engine": "pandas", "source": "t.csv", "group": "g", "groups": order, "test_size": 0.3}
+        )
+        train, test = split_frame(frame, spec)
+        distinct = np.asarray(frame["g"].unique())
+        values = distinct if order == "appearance" else np.sort(distinct)
+        _, expected = train_test_split(values, test_size=0.3, random_state=0)
+        assert set(test["g"]) == set(expected) and set(train["g"]).isdisjoint(expected)
+        assert test.index.is_monotonic_increasing and train.index.is_monotonic_increasing
+        assert len(train) + len(test) == len(frame)
+
+
+def test_row_split_is_train_test_split_on_the_frame() -> None:
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(30)], "y": np.arange(30) % 2})
+    spec = SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "test_size": 0.2, "random_state": 3})
+    train, test = split_frame(frame, spec)
+    expected_train, expected_test = train_test_split(frame, test_size=0.2, random_state=3)
+    assert train.equals(expected_train) and test.equals(expected_test)
+    everything = SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "test_size": "all"})
+    assert split_frame(frame, everything)[1].equals(frame)
+
+
+def test_small_test_size_applies_only_below_a_row_count() -> None:
+    spec = SplitSpec.from_dict({"source": "t.csv", "test_size": 100, "small_test_size": 0.1})
+    assert spec.resolved_test_size(100) == 0.1 and spec.resolved_test_size(101) == 100
+
+
+def test_outputs_are_built_in_the_documented_order() -> None:
+    comp = registry.get("spooky-author-identification")  # submission columns EAP, HPL, MWS with defaults
+    test = pd.DataFrame({"id": ["a", "b"], "text": ["x", "y"], "author": ["HPL", "EAP"]})
+    sides = {"test": test, "train": test.iloc[:0]}
+    answers = build(Output.from_dict({"columns": ["id"], "one_hot": {"column": "author"}}, "t"), sides, comp, "t")
+    assert answers.to_csv(index=False) == "id,EAP,HPL,MWS\na,0,1,0\nb,1,0,0\n"
+    renamed = Output.from_dict({"drop": ["text"], "rename": {"author": "who"}, "assign": {"who": 1, "n": 0.5}}, "t")
+    assert build(renamed, sides, comp, "t").to_csv(index=False) == "id,who,n\na,1,0.5\nb,1,0.5\n"
+    sample = build(Output.from_dict({"columns": ["id"], "defaults": True}, "t"), sides, comp, "t")
+    assert list(sample.columns) == ["id", "EAP", "HPL", "MWS"] and sample["EAP"].tolist() == [0.403493538995863] * 2
+    with pytest.raises(SpecError, match="not classes"):
+        build(Output.from_dict({"one_hot": {"column": "author", "classes": ["EAP"]}}, "t"), sides, comp, "t")
+    with pytest.raises(SpecError, match="not in the table"):
+        build(Output.from_dict({"columns": ["nope"]}, "t"), sides, comp, "t")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"source": "t.csv", "test_size": 0.1, "tset_size": 1}, "unknown key"),
+        ({"source": "t.csv", "test_size": 0.1, "group": "g"}, "need engine: pandas"),
+        ({"source": "t.csv", "test_size": 0.1, "outputs": {"x.csv": {}}}, "public/ or private/"),
+        ({"source": "t.csv", "test_size": 0.1, "outputs": {"public/x.csv": {"rows": "train"}}}, "test rows only"),
+        ({"source": "t.csv", "engine": "pandas", "test_size": "half"}, "'all'"),
+        ({"source": "t.csv", "engine": "pandas", "test_size": 0.1, "read": "raw"}, "read"),
+        ({"source": "t.csv", "engine": "pandas", "test_size": 0.1, "files": [{"from": "a"}]}, "at least one"),
+    ],
+)
+def test_a_mistyped_declaration_names_its_key(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        SplitSpec.from_dict(raw)
+
+
+# ---- the declarations agree with the scripts they replaced -----------------------------------------
+
+
+def test_row_split_with_files_as_the_aptos_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("aptos2019-blindness-detection", tmp_path)
+    table = pd.read_csv(raw / "train.csv", dtype={"id_code": str})
+    train, test = train_test_split(table, test_size=0.1, random_state=0)
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": test[["id_code"]],
+            "private/test.csv": test[["id_code", "diagnosis"]],
+            "public/sample_submission.csv": test[["id_code"]].assign(diagnosis=0),
+        },
+    )
+    for side, frame in (("train_images", train), ("test_images", test)):
+        copied = sorted(p.name for p in (prepared / "public" / side).iterdir())
+        assert copied == sorted(f"{i}.png" for i in frame["id_code"])
+        for name in copied:
+            assert (prepared / "public" / side / name).read_bytes() == (raw / "train_images" / name).read_bytes()
+
+
+def test_zipped_source_and_one_hot_answers_as_the_spooky_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("spooky-author-identification", tmp_path)
+    with zipfile.ZipFile(raw / "train.zip") as archive, archive.open("train.csv") as handle:
+        old = pd.read_csv(handle, **TEXT)
+    train, test = train_test_split(old, test_size=0.1, random_state=0)
+    answers = test[["id"]].copy()
+    for name in ("EAP", "HPL", "MWS"):
+        answers[name] = (test["author"] == name).astype(int)
+    priors = {"EAP": 0.403493538995863, "HPL": 0.287808366106543, "MWS": 0.308698094897594}
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": test.drop(columns=["author"]),
+            "private/test.csv": answers,
+            "public/sample_submission.csv": answers[["id"]].assign(**priors),
+        },
+    )
+
+
+def test_group_split_tables_and_train_only_files_as_the_champs_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("champs-scalar-coupling", tmp_path)
+    table = pd.read_csv(raw / "train.csv")
+    molecules = np.sort(table["molecule_name"].unique())
+    train_molecules, test_molecules = train_test_split(molecules, test_size=0.1, random_state=0)
+    in_test = table["molecule_name"].isin(set(test_molecules))
+    train, test = table[~in_test], table[in_test]
+    expected = {
+        "public/train.csv": train,
+        "public/test.csv": test.drop(columns=["scalar_coupling_constant"]),
+        "private/answers.csv": test,
+        "public/sample_submission.csv": test[["id"]].assign(scalar_coupling_constant=0),
+    }
+    for name in ("structures.csv", "dipole_moments.csv", "potential_energy.csv"):
+        frame = pd.read_csv(raw / name)
+        expected[f"public/{name}"] = frame[frame["molecule_name"].isin(set(train_molecules))]
+    _same(prepared, expected)
+    copied = sorted(p.stem for p in (prepared / "public" / "structures").iterdir())
+    assert copied == sorted(set(train["molecule_name"])) and not set(copied) & set(test_molecules)
+
+
+def test_appearance_groups_and_both_sides_of_tables_as_the_nfl_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("nfl-player-contact-detection", tmp_path)
+    labels = pd.read_csv(raw / "train_labels.csv", **TEXT)
+    plays = np.asarray(labels["game_play"].unique(), dtype=object)
+    train_plays, test_plays = train_test_split(plays, test_size=0.1, random_state=0)
+    train, test = labels[labels["game_play"].isin(train_plays)], labels[labels["game_play"].isin(test_plays)]
+    expected = {
+        "public/train_labels.csv": train,
+        "private/test.csv": test,
+        "public/sample_submission.csv": pd.DataFrame({"contact_id": test["contact_id"], "contact": 0}),
+    }
+    frame = pd.read_csv(raw / "train_player_tracking.csv", **TEXT)
+    expected["public/train_player_tracking.csv"] = frame[frame["game_play"].isin(train_plays)]
+    expected["public/test_player_tracking.csv"] = frame[frame["game_play"].isin(test_plays)]
+    _same(prepared, expected)
+    videos = sorted(p.name for p in (prepared / "public" / "test").iterdir())
+    assert videos == sorted(
+        f"{p}_{v}.mp4" for p in test["game_play"].unique() for v in ("All29", "Endzone", "Sideline")
+    )
+
+
+def test_no_split_and_verbatim_copies_as_the_jigsaw_unintended_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("jigsaw-unintended-bias-in-toxicity-classification", tmp_path)
+    test = pd.read_csv(raw / "test_private_expanded.csv", usecols=["id", "comment_text"], **TEXT)
+    _same(
+        prepared,
+        {"public/test.csv": test, "public/sample_submission.csv": test[["id"]].assign(prediction=0.0)},
+    )
+    assert (prepared / "public" / "train.csv").read_bytes() == (raw / "train.csv").read_bytes()
+    assert (prepared / "private" / "test.csv").read_bytes() == (raw / "test_private_expanded.csv").read_bytes()
+
+
+def test_streamed_split_with_outputs_and_copies_as_the_taxi_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("new-york-city-taxi-fare-prediction", tmp_path)
+    table = pd.read_csv(raw / "train.csv", **TEXT)
+    _, test_rows = train_test_split(np.arange(len(table)), test_size=0.1, random_state=0)  # 120 rows <= 9914
+    in_test = np.zeros(len(table), dtype=bool)
+    in_test[test_rows] = True
+    answers = pd.read_csv(prepared / "private" / "test.csv", **TEXT)
+    assert answers.equals(table[in_test].reset_index(drop=True))  # rows in file order, cells as text
+    assert pd.read_csv(prepared / "public" / "labels.csv", **TEXT).equals(table[~in_test].reset_index(drop=True))
+    _same(prepared, {"public/sample_submission.csv": pd.DataFrame({"key": answers["key"], "fare_amount": 11.35})})
+    rtf = "GCP-Coupons-Instructions.rtf"
+    assert (prepared / "public" / rtf).read_bytes() == (raw / rtf).read_bytes()
