@@ -293,3 +293,25 @@ def test_the_endpoint_validate_and_grade_give_one_verdict(cell: str, tmp_path: P
     assert status == 200
     assert payload["valid"] is result.valid is report.valid_submission
     assert payload["error"] == result.error == report.error
+
+
+def test_a_linked_submission_is_invalid_as_in_grading(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    """Grading never follows a link, so both clients refuse one before sending it (the same verdict)."""
+    _, fixture, _ = prepared
+    real = write_csv(fixture.perfect, tmp_path / "best.csv")
+    (tmp_path / "sub").mkdir()
+    linked = tmp_path / "sub" / "submission.csv"
+    linked.symlink_to(real)
+    (tmp_path / "via").symlink_to(tmp_path)
+    with _server(prepared, short_dir) as server:
+        env = {**os.environ, "PODIUM_VALIDATION_SOCKET": str(server.socket_path)}
+        runs = [
+            _client(server, str(linked)),
+            _client(server, str(tmp_path / "via" / "best.csv")),
+            subprocess.run(["/bin/sh", str(sandbox_file("validate_submission.sh")), str(linked)],
+                           capture_output=True, text=True, env={**env, "PATH": "/nonexistent"}),  # fmt: skip
+        ]
+        calls = server.calls
+    for result in runs:
+        assert result.returncode == 1 and "symbolic link" in result.stdout, result
+    assert calls == []

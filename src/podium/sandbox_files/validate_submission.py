@@ -91,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(path):
         print(f"Submission is invalid: {path} is not a file")
         return INVALID
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.islink(path) or os.path.realpath(folder) != folder:
+        # Grading opens the file without following links, so a link would be refused there.
+        print(
+            f"Submission is invalid: {path} is reached through a symbolic link; only a regular file is graded "
+            "and links are never followed. Fix: write the submission as a regular CSV file"
+        )
+        return INVALID
 
     try:
         status, payload = post(path, socket_path, timeout)

@@ -8,13 +8,17 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 SUBMISSION="${1:-/home/submission/submission.csv}"
 SOCKET="${PODIUM_VALIDATION_SOCKET:-/home/validate.sock}"
-if ! command -v curl >/dev/null 2>&1; then
-  echo "Could not check the submission: this sandbox has neither python3 nor curl to reach $SOCKET." >&2
-  exit 2
+if [ -L "$SUBMISSION" ]; then
+  echo "Submission is invalid: $SUBMISSION is a symbolic link; only a regular file is graded and links are never followed. Fix: write the submission as a regular CSV file"
+  exit 1
 fi
 if [ ! -f "$SUBMISSION" ]; then
   echo "Submission is invalid: no submission file at $SUBMISSION"
   exit 1
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  echo "Could not check the submission: this sandbox has neither python3 nor curl to reach $SOCKET." >&2
+  exit 2
 fi
 NAME=$(printf '%s' "$(basename "$SUBMISSION")" | tr -c '[:alnum:]._-' '_')
 REPLY=$(curl -sS --max-time 900 --unix-socket "$SOCKET" -H "Content-Type: text/csv" \
