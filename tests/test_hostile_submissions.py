@@ -346,3 +346,19 @@ def test_grading_threads_do_not_share_a_descriptor(tmp_path: Path) -> None:
         thread.join()
     assert [getattr(reports[k], "valid_submission", None) for k in range(3)] == [True, False, True]
     assert resource.getrlimit(resource.RLIMIT_DATA) == before  # only the children are capped
+
+
+BOX_COMPETITIONS = [cid for cid in registry.ids() if any(c.kind == "boxes" for c in registry.get(cid).columns)]
+
+
+@pytest.mark.parametrize("cell", ["", "   "])
+@pytest.mark.parametrize("cid", BOX_COMPETITIONS)
+def test_an_empty_box_cell_gets_one_verdict(cid: str, cell: str, tmp_path: Path) -> None:
+    """Where the metric refuses a row with no object, the endpoint says so too (before 2: valid there)."""
+    comp, fixture, sample = _prepared(cid, tmp_path)
+    column = next(c.name for c in comp.columns if c.kind == "boxes")
+    path = write_csv(_with(fixture.perfect, **{column: {1: cell}}), tmp_path / "submission.csv")
+    report, validation = grade(comp, path, tmp_path), validate(comp, path, sample)
+    assert report.valid_submission == validation.valid
+    if not validation.valid:
+        assert report.error == validation.error and "empty cells" in (validation.error or "")

@@ -221,6 +221,14 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None, c
         text = pc.utf8_trim_whitespace(raw)
         if cell_caps:
             _check_length(column, text, raw, keys)
+        if kind == "boxes" and column.options.get("empty") == "invalid":
+            _fail(
+                _mask(pc.equal(text, "")),
+                f"column {name!r} has empty cells, which the published grader cannot score",
+                "write at least one object in every row (see the sample submission)",
+                raw,
+                keys,
+            )
         if kind == "rle":
             bad = ~_mask(pc.match_substring_regex(text, _RLE))
             empty_tokens = list(column.options.get("empty_tokens", ()))
