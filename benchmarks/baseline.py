@@ -741,10 +741,10 @@ METRICS = {
 
 def _read_answers(competition, data_dir: Path) -> pd.DataFrame:
     path = data_dir / competition.id / "prepared" / "private" / competition.answers
-    hooks = competition.hooks
-    if hooks is not None and hasattr(hooks, "load_answers"):
+    load_answers = competition.hook("load_answers")
+    if load_answers is not None:
         # Reuses podium's loader for answers that are not a plain table (JSONL, long format).
-        frame = hooks.load_answers(path)
+        frame = load_answers(path)
         df = pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in frame.columns.items()})
         for col in df.columns:
             with contextlib.suppress(ValueError, TypeError):

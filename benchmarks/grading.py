@@ -59,7 +59,7 @@ sys.path.insert(0, str(SRC))
 from podium import competition as registry  # noqa: E402
 from podium.competition import Column, Competition  # noqa: E402
 from podium.fixtures import make_fixture  # noqa: E402
-from podium.table import Frame  # noqa: E402
+from podium.grading.table import Frame  # noqa: E402
 
 SIZES = yaml.safe_load((Path(__file__).parent / "sizes.yaml").read_text())
 MASK_METRICS = {"mean_dice_rle", "global_dice_rle", "iou_sweep_precision", "dice_hausdorff", "pixel_fbeta_rle"}
@@ -113,7 +113,7 @@ def _fast_values(column: Column, rng: np.random.Generator, n: int) -> np.ndarray
 
 
 def _fast_supported(comp: Competition) -> bool:
-    if comp.hooks is not None:
+    if (comp.folder / "hooks.py").is_file():
         return False
     names = set(comp.id_columns) | {a for _, a in comp.targets} | {c.name for c in comp.answer_columns}
     return all(comp.answer_column(n).kind not in ("rle", "boxes") for n in names)
@@ -358,10 +358,10 @@ def prepare(comp: Competition, n: int, root: Path, seed: int = 0) -> tuple[Path,
     )
     submission = shuffled(comp, submission, rng)
     answers_path = root / comp.id / "prepared" / "private" / comp.answers
-    hooks = comp.hooks
-    if hooks is not None and hasattr(hooks, "write_answers"):
+    write_answers = comp.hook("write_answers")
+    if write_answers is not None:
         answers_path.parent.mkdir(parents=True, exist_ok=True)
-        hooks.write_answers(answers, answers_path)
+        write_answers(answers, answers_path)
     else:
         write_table(answers, answers_path)
     sub_path = root / "submission.csv"

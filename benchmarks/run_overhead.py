@@ -57,22 +57,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import podium.data.verify  # noqa: E402
-import podium.run  # noqa: E402
+import podium.run.execute  # noqa: E402
+import podium.run.schedule  # noqa: E402
 import podium.sandbox  # noqa: E402
 import podium.sandbox._bwrap  # noqa: E402
 from podium import __version__  # noqa: E402
 from podium import competition as registry  # noqa: E402
 from podium.agents import load_agent  # noqa: E402
 from podium.competition import Competition  # noqa: E402
-from podium.data.layout import CompetitionPaths  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402
 from podium.fixtures import make_raw  # noqa: E402
 from podium.grading import grade  # noqa: E402
+from podium.paths import CompetitionPaths  # noqa: E402
+from podium.records import RunRecord  # noqa: E402
 from podium.run import RunConfig, run_all, run_one  # noqa: E402
 from podium.sandbox import Limits, Mount, get_sandbox  # noqa: E402
 from podium.sandbox._cgroup import RunCgroup  # noqa: E402
+from podium.services import ValidationServer  # noqa: E402
 from podium.store import RunStore  # noqa: E402
-from podium.validation_server import ValidationServer  # noqa: E402
 
 COMPETITION = "spaceship-titanic"
 TIME_LIMIT = 24 * 3600.0  # `podium run`'s default
@@ -162,8 +164,8 @@ RUN_ONE_STEPS = [
     (podium.sandbox, "get_sandbox", "get_sandbox('bwrap') (which bwrap; probe cached)"),
     (podium.sandbox._bwrap.BwrapSandbox, "run", "sandbox.run, total"),
     (ValidationServer, "stop", "validation server stop (shutdown, join)"),
-    (podium.run, "grade", "grade (read answers + submission, score, medals)"),
-    (RunStore, "add", "SQLite index (RunStore.add: connect, insert, commit)"),
+    (podium.run.execute, "grade_isolated", "grade (a child process: read answers + submission, score, medals)"),
+    (RunStore, "land", "land the run (record, fsync, rename, SQLite index)"),
 ]
 SANDBOX_STEPS = [
     (podium.sandbox._bwrap.BwrapSandbox, "options", "bwrap options"),
@@ -185,7 +187,7 @@ def instrumented(timers: Timers) -> Iterator[None]:
 
 
 class RunTimes:
-    """A wrapper around ``podium.run.run_one`` that `run_all` picks up (it looks the name up per call)."""
+    """A wrapper around ``podium.run.schedule.run_one`` that `run_all` picks up (it looks the name up per call)."""
 
     def __init__(self) -> None:
         self.rows: list[dict[str, float]] = []
@@ -193,25 +195,25 @@ class RunTimes:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        original = podium.run.run_one
+        original = podium.run.schedule.run_one
 
         def timed_run_one(
             config: RunConfig, competition: Competition, seed: int, store: RunStore, *more: Any
-        ) -> dict[str, Any]:  # more: run_all's GPU pool and Ctrl-C handler
+        ) -> RunRecord:  # more: run_all's GPU pool and Ctrl-C handler
             t0 = time.perf_counter()
             record = original(config, competition, seed, store, *more)
             t1 = time.perf_counter()
             with self._lock:
                 self.rows.append(
-                    {"seed": seed, "start": t0, "end": t1, "wall": t1 - t0, "agent": record["agent_result"]["seconds"]}
+                    {"seed": seed, "start": t0, "end": t1, "wall": t1 - t0, "agent": record.agent_result["seconds"]}
                 )
             return record
 
-        podium.run.run_one = timed_run_one
+        podium.run.schedule.run_one = timed_run_one
         try:
             yield
         finally:
-            podium.run.run_one = original
+            podium.run.schedule.run_one = original
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,7 +239,8 @@ def make_config(
     )
 
 
-def check_record(record: dict[str, Any]) -> None:
+def check_record(run: RunRecord) -> None:
+    record = run.to_dict()
     result, report = record["agent_result"], record["grade"]
     if result["exit_code"] != 0 or not report["valid_submission"]:
         raise SystemExit(f"run seed {record['seed']} did not finish cleanly: {result} / {report.get('error')}")
@@ -283,7 +286,7 @@ def sequential(config: RunConfig, competition: Competition, n: int) -> dict[str,
         t0 = time.perf_counter()
         record = run_one(config, competition, seed, store)
         walls.append(time.perf_counter() - t0)
-        agents.append(record["agent_result"]["seconds"])
+        agents.append(record.agent_result["seconds"])
         check_record(record)
     overheads = [w - a for w, a in zip(walls, agents, strict=True)]
     return {
@@ -295,7 +298,7 @@ def sequential(config: RunConfig, competition: Competition, n: int) -> dict[str,
         "overhead_p90_s": pct(overheads, 90),
         "overhead_max_s": max(overheads),
         "overhead_min_s": min(overheads),
-        "last_record": record,
+        "last_record": record.to_dict(),
     }
 
 
@@ -313,7 +316,7 @@ def breakdown(config: RunConfig, competition: Competition, n: int) -> dict[str, 
             check_record(record)
             row = {name: timers.total(name) for _, _, name in RUN_ONE_STEPS + SANDBOX_STEPS}
             row["wall"] = wall
-            row["agent"] = record["agent_result"]["seconds"]
+            row["agent"] = record.agent_result["seconds"]
             per_run.append(row)
     return {
         "runs": n,

@@ -40,6 +40,7 @@ from podium import __version__  # noqa: E402
 from podium import competition as registry  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402
 from podium.fixtures import make_raw  # noqa: E402
+from podium.records import RunRecord  # noqa: E402
 from podium.run import run_all, run_one  # noqa: E402
 from podium.sandbox import get_sandbox  # noqa: E402
 from podium.store import RunStore  # noqa: E402
@@ -51,7 +52,8 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.2f} s"
 
 
-def checked(record: dict[str, Any]) -> dict[str, Any]:
+def checked(run: RunRecord) -> dict[str, Any]:
+    record = run.to_dict()
     if record["agent_result"]["exit_code"] != 0 or not record["grade"]["valid_submission"]:
         raise SystemExit(f"a {record['sandbox']} run did not finish cleanly: {record['agent_result']}")
     return record

@@ -68,7 +68,7 @@ def _validate(comp: podium.Competition, path: Path, sample: Path) -> dict[str, A
     try:
         from podium.grading import validate  # the restructured layout
     except ImportError:
-        from podium.validation import validate
+        from podium.validation import validate  # the layout before podium.grading
     result = validate(comp, path, sample)
     return {"valid": result.valid, "error": result.error, "warnings": list(getattr(result, "warnings", []) or [])}
 

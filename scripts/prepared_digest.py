@@ -27,13 +27,13 @@ from pathlib import Path
 
 from podium import competition as registry
 from podium.competition import Competition
-from podium.data.layout import CompetitionPaths
-from podium.data.prepare import _prepare_module, prepare_competition
+from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw
+from podium.paths import CompetitionPaths
 
 
 def _prepares(comp: Competition) -> bool:
-    return bool(comp.prepare.get("split")) or _prepare_module(comp.folder) is not None
+    return comp.has_prepare_step
 
 
 def _own_data_versions(cid: str) -> list[Competition]:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from podium.agents import load_agent, parse_size
+from podium.agents import load_agent
 from podium.errors import UsageError
+from podium.units import parse_size
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from podium import competition as registry
-from podium.aggregate import t_quantile
 from podium.cli import main
+from podium.report import t_quantile
 
 stats = pytest.importorskip("scipy.stats")
 

@@ -13,7 +13,7 @@ import pytest
 
 from podium import competition as registry
 from podium.fixtures import make_fixture, write_csv, write_prepared
-from podium.table import Frame
+from podium.grading.table import Frame
 
 COMP = "spaceship-titanic"
 
@@ -216,11 +216,12 @@ def test_a_bug_shows_its_traceback_and_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from podium import cli
+    from podium.cli import commands
 
     def broken(args: object) -> int:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.setattr(commands, "cmd_list", broken)
     assert cli.main(["list"]) == 70
     err = capsys.readouterr().err
     assert "Traceback" in err and "RuntimeError: boom" in err and "a bug in podium" in err
@@ -228,6 +229,6 @@ def test_a_bug_shows_its_traceback_and_says_so(
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    monkeypatch.setattr(commands, "cmd_list", interrupted)
     assert cli.main(["list"]) == 130
     assert capsys.readouterr().err.strip() == "podium: interrupted"

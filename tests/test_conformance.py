@@ -16,9 +16,10 @@ import pytest
 from podium import competition as registry
 from podium.competition import Competition
 from podium.fixtures import Fixture, make_fixture, write_csv, write_prepared
-from podium.grading import GradeReport, grade
+from podium.grading import grade
+from podium.grading.table import Frame
 from podium.metrics import METRICS
-from podium.table import Frame
+from podium.records import GradeReport
 
 COMPETITIONS = registry.ids()
 REFS = [f"{cid}@{v}" for cid in COMPETITIONS for v in registry.get(cid).versions]

@@ -201,7 +201,7 @@ def test_wall_limit_kills_the_container_and_removes_it(docker_sandbox: DockerSan
 
 
 def test_base_images_of_a_dockerfile() -> None:
-    from podium.sandbox._docker import base_images
+    from podium.sandbox._docker_images import base_images
 
     text = (
         "# comment\nFROM --platform=linux/amd64 python:3.11-slim AS build\nRUN pip wheel .\n"

@@ -14,7 +14,7 @@ from podium import competition as registry
 from podium.errors import BrokenAnswersError
 from podium.fixtures import make_fixture, write_prepared
 from podium.grading import grade
-from podium.table import write_csv
+from podium.grading.table import write_csv
 
 
 def _prepared(cid: str, root: Path):  # type: ignore[no-untyped-def]

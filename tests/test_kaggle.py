@@ -38,8 +38,8 @@ from kagglesdk import kaggle_env  # kagglesdk alone does not authenticate on imp
 from podium import competition as registry
 from podium.competition import Competition
 from podium.data import kaggle
-from podium.data.layout import CompetitionPaths
 from podium.data.prepare import PrepareError
+from podium.paths import CompetitionPaths
 
 USER, KEY, TOKEN = "tester", "good-key", "good-token"
 RULES_MESSAGE = "You must accept this competition's rules before you'll be able to download files."

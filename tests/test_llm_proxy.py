@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from podium.agents import PROVIDERS, LLMConfig, Provider, parse_llm_config
 from podium.errors import PodiumError
-from podium.llm_proxy import PROVIDERS, LLMConfig, LLMProxy, Provider, parse_llm_config
+from podium.services import LLMProxy
 
 KEY = "sk-test-the-real-key-only-podium-holds"
 

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from podium import competition as registry
-from podium.data.prepare import _prepare_module
 from podium.grading import grade, load_answers
-from podium.table import read_csv, write_csv
+from podium.grading.table import read_csv, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 PRACTICE = registry.split_ids("practice")
@@ -40,10 +39,8 @@ def test_split_covers_the_task_kinds() -> None:
 def test_declared_as_a_practice_competition(competition_id: str) -> None:
     comp = registry.get(competition_id)
     assert comp.complexity == "practice" and comp.awards_medals
-    module = _prepare_module(comp.folder)
-    assert module is not None
     for hook in ("fetch_raw", "prepare", "make_raw"):
-        assert callable(getattr(module, hook, None)), f"prepare.py lacks {hook}"
+        assert callable(comp.hook(hook)), f"prepare.py lacks {hook}"
     for name in ("description.md", "description_obfuscated.md"):
         text = (comp.folder / name).read_text(encoding="utf-8")
         assert "## Metric" in text and "## Submission format" in text

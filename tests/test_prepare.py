@@ -12,16 +12,16 @@ import pytest
 
 from podium import competition as registry
 from podium.competition import Competition
-from podium.data.layout import CompetitionPaths
-from podium.data.prepare import PrepareError, _prepare_module, prepare_competition
+from podium.data.prepare import PrepareError, prepare_competition
 from podium.fixtures import make_raw
 from podium.grading import grade, load_answers
+from podium.grading.table import Frame, write_csv
 from podium.metrics import METRICS
-from podium.table import Frame, write_csv
+from podium.paths import CompetitionPaths
 
 
 def _has_prepare(comp: Competition) -> bool:
-    return bool(comp.prepare.get("split")) or _prepare_module(comp.folder) is not None
+    return comp.has_prepare_step
 
 
 PREPARED = [cid for cid in registry.ids() if _has_prepare(registry.get(cid))]
@@ -55,12 +55,8 @@ def test_prepared_layout_and_record(prepared: tuple[Competition, Path, Path]) ->
 def test_answers_win_gold_and_sample_is_valid(prepared: tuple[Competition, Path, Path], tmp_path: Path) -> None:
     comp, _, data_dir = prepared
     answers = load_answers(comp, data_dir)
-    hooks = comp.hooks
-    perfect = (
-        hooks.perfect_submission(comp, answers)
-        if hooks is not None and hasattr(hooks, "perfect_submission")
-        else answers
-    )
+    perfect_submission = comp.hook("perfect_submission")
+    perfect = perfect_submission(comp, answers) if perfect_submission is not None else answers
     if comp.matching.get("extra_columns") is False:  # the answers' extra columns would be rejected
         perfect = Frame({c: perfect[c] for c in comp.column_names}, perfect.n_rows)
     report = grade(comp, write_csv(perfect, tmp_path / "perfect.csv"), data_dir)

@@ -17,9 +17,10 @@ import pytest
 from podium import competition as registry
 from podium.competition import Competition
 from podium.fixtures import Fixture, make_fixture, write_prepared
-from podium.grading import GradeReport, grade
-from podium.published_reader import pandas_text
-from podium.table import Frame, write_csv
+from podium.grading import grade
+from podium.grading.published import pandas_text
+from podium.grading.table import Frame, write_csv
+from podium.records import GradeReport
 
 
 def _frame(columns: Mapping[str, Sequence[str]]) -> Frame:

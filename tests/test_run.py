@@ -544,7 +544,7 @@ def test_a_harness_failure_is_recorded_as_such_and_a_rerun_runs_it_again(
         run_group="g", data_dir=data_dir, runs_dir=tmp_path / "runs",
     )  # fmt: skip
     comp = registry.get(COMPS[0])
-    monkeypatch.setattr(run_module, "grade_isolated", broken)
+    monkeypatch.setattr("podium.run.execute.grade_isolated", broken)
     batch = run_module.run_batch(config, [comp])
     assert batch.records == [] and batch.not_run == [f"{comp.ref} seed 0"]
     (record,) = _records(tmp_path / "runs")
@@ -555,7 +555,7 @@ def test_a_harness_failure_is_recorded_as_such_and_a_rerun_runs_it_again(
     assert run_module.agent_failures(rows) == [], "the harness's failure is not the agent's"
     monkeypatch.undo()
     again = run_module.run_batch(config, [comp])  # the same command: the failed run is not a result
-    assert [r["status"] for r in again.records] == ["finished"] and again.records[0]["grade"]["valid_submission"]
+    assert [r.status for r in again.records] == ["finished"] and again.records[0].grade.valid_submission
     (row,) = RunStore(tmp_path / "runs").rows("g")
     assert row["status"] == "finished"
     write_report(tmp_path / "runs" / "g", "g", [row], {})

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from podium import competition as registry
-from podium import rungroup
 from podium.agents import folder_digest, load_agent
 from podium.errors import UsageError
 from podium.run import RunConfig
+from podium.run import group as rungroup
 from podium.store import RunStore, _exchange
 
 COMPS = ("practice-titanic", "practice-wine")
@@ -54,7 +54,7 @@ def _finish(config: RunConfig, competition_id: str, seed: int = 0, *, valid: boo
         "finished_at": "2026-01-01T00:00:00+00:00",
         "limits": {"time_limit_s": config.time_limit, "memory_bytes": config.memory_bytes, "cpus": config.cpus},
         "grade": {"score": 0.5 if valid else None, "valid_submission": valid, "submission_exists": valid},
-        "marker": str(staging),
+        "started_at": str(staging),  # a mark of this landing
     }
     store.land(staging, record)
     return record
@@ -175,7 +175,7 @@ def test_a_redone_run_replaces_the_old_folder_and_row(tmp_path: Path) -> None:
     (row,) = store.rows("g")
     assert row["valid_submission"] == 1
     final = store.run_dir("g", COMPS[0], 0)
-    assert json.loads((final / "record.json").read_text())["marker"] == second["marker"] != first["marker"]
+    assert json.loads((final / "record.json").read_text())["started_at"] == second["started_at"] != first["started_at"]
     assert [p.name for p in final.parent.iterdir()] == ["0"]
 
 

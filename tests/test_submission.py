@@ -3,7 +3,8 @@ import pytest
 
 from podium.competition import Column
 from podium.errors import InvalidSubmissionError
-from podium.submission import align, as_numpy, convert_column
+from podium.grading.align import align
+from podium.grading.columns import as_numpy, convert_column
 
 
 def _obj(*values: str) -> np.ndarray:

@@ -34,10 +34,10 @@ from podium.competition import Competition
 from podium.errors import HarnessError
 from podium.fixtures import make_fixture, write_prepared
 from podium.grading import check_submission, expected_keys, grade, load_answers, read_submission
-from podium.submission import as_numpy
-from podium.submission_file import open_user_file
-from podium.table import read_csv, write_csv
-from podium.validation import validate
+from podium.grading.columns import as_numpy
+from podium.grading.files import open_user_file
+from podium.grading.table import read_csv, write_csv
+from podium.grading.validator import validate
 
 MESSAGE_LIMIT = 4096  # bytes a grading or validation message may take, whatever the file
 HANG_GUARD_S = 120  # far beyond any example here; only a hang reaches it

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from podium.errors import InvalidSubmissionError
-from podium.table import read_csv
+from podium.grading.table import read_csv
 
 
 def _write(tmp_path: Path, data: bytes) -> Path:
@@ -58,7 +58,7 @@ def test_a_row_longer_than_a_read_block_is_read(tmp_path: Path) -> None:
 
 
 def test_parsed_columns_keep_their_cells_as_written(tmp_path: Path) -> None:
-    from podium.submission_file import open_user_file
+    from podium.grading.files import open_user_file
 
     with open_user_file(_write(tmp_path, b"id,p\na, 0.50\nb,1e0\n")) as file:
         frame = read_csv(file, numeric={"p": "float"})

@@ -20,7 +20,7 @@ import pytest
 from podium import competition as registry
 from podium.competition import Competition
 from podium.fixtures import Fixture, make_fixture, write_csv, write_prepared
-from podium.validation_server import SANDBOX_FILES, ValidationServer, sandbox_file
+from podium.services import SANDBOX_FILES, ValidationServer, sandbox_file
 
 CID = "spaceship-titanic"
 CLIENT = sandbox_file("validate_submission.py")
@@ -170,7 +170,7 @@ def test_a_bug_in_validation_is_a_harness_error(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("podium.validation_server.validate_isolated", broken)
+    monkeypatch.setattr("podium.services.validation.validate_isolated", broken)
     with _server(prepared, short_dir) as server:
         result = _client(server, str(perfect))
         status, payload = _request(server.socket_path, "POST", "/validate", perfect.read_bytes())
@@ -249,8 +249,8 @@ def test_bodies_are_capped_like_submissions_and_kept_in_the_run_folder(
 ) -> None:
     """The cap is grading's size cap, stated in /health; a body goes to the run's folder, not /tmp,
     and is checked through its descriptor in a bounded child process."""
-    from podium import validation_server
-    from podium.submission_file import size_cap
+    from podium.grading.files import size_cap
+    from podium.services import validation as validation_server
 
     comp, fixture, sample = prepared
     perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
@@ -278,8 +278,8 @@ def test_bodies_are_capped_like_submissions_and_kept_in_the_run_folder(
 def test_the_endpoint_validate_and_grade_give_one_verdict(cell: str, tmp_path: Path, short_dir: Path) -> None:
     """One reader, one check: the same file gets the same verdict and message from all three."""
     from podium.grading import grade
-    from podium.table import Frame
-    from podium.validation import validate
+    from podium.grading.table import Frame
+    from podium.grading.validator import validate
 
     comp = registry.get("dogs-vs-cats-redux-kernels-edition")
     fixture = make_fixture(comp)
@@ -308,8 +308,12 @@ def test_a_linked_submission_is_invalid_as_in_grading(prepared: Prepared, short_
         runs = [
             _client(server, str(linked)),
             _client(server, str(tmp_path / "via" / "best.csv")),
-            subprocess.run(["/bin/sh", str(sandbox_file("validate_submission.sh")), str(linked)],
-                           capture_output=True, text=True, env={**env, "PATH": "/nonexistent"}),  # fmt: skip
+            subprocess.run(
+                ["/bin/sh", str(sandbox_file("validate_submission.sh")), str(linked)],
+                capture_output=True,
+                text=True,
+                env={**env, "PATH": "/nonexistent"},
+            ),
         ]
         calls = server.calls
     for result in runs:

@@ -5,6 +5,10 @@ The public API::
     import podium
     comp = podium.get_competition("spaceship-titanic")
     report = podium.grade(comp, "submission.csv", data_dir="~/data")
+
+The stages are packages of their own (``docs/architecture.md``): :mod:`podium.grading`,
+:mod:`podium.data`, :mod:`podium.sandbox`, :mod:`podium.services`, :mod:`podium.agents`,
+:mod:`podium.run`, :mod:`podium.report`; each exports its public names in ``__all__``.
 """
 
 from __future__ import annotations
@@ -17,12 +21,18 @@ from podium.errors import (
     HarnessError,
     InvalidSubmissionError,
     PodiumError,
+    PrepareError,
     RegistryError,
     UnknownCompetitionError,
+    UnknownMetricError,
+    UnknownVersionError,
+    UsageError,
 )
-from podium.grading import GradeReport, default_data_dir, grade
+from podium.grading import grade, validate
 from podium.leaderboard import Leaderboard, Placement, medal_positions
 from podium.metrics import METRICS, Metric, get_metric
+from podium.paths import default_data_dir
+from podium.records import GradeReport, RunRecord, ValidationResult
 
 __version__ = "0.1.0"
 
@@ -40,8 +50,14 @@ __all__ = [
     "MetricSpec",
     "Placement",
     "PodiumError",
+    "PrepareError",
     "RegistryError",
+    "RunRecord",
     "UnknownCompetitionError",
+    "UnknownMetricError",
+    "UnknownVersionError",
+    "UsageError",
+    "ValidationResult",
     "__version__",
     "default_data_dir",
     "get_competition",
@@ -51,4 +67,5 @@ __all__ = [
     "load_all",
     "medal_positions",
     "split_ids",
+    "validate",
 ]

@@ -1,9 +1,11 @@
 """What a competition is, and the registry of all of them.
 
-A competition is declared by ``competitions/<id>/competition.yaml`` (see ``docs/declaring.md``),
-optionally with a ``hooks.py`` beside it for data that is not a plain table, and a generated
-``leaderboard.json`` holding the Kaggle private-leaderboard figures. Loading one competition parses
-only its own folder, so grading a single competition stays cheap.
+A competition is declared by ``competitions/<id>/competition.yaml`` (see ``docs/declaring.md``)
+with a generated ``leaderboard.json`` holding the Kaggle private-leaderboard figures, and, only
+where the data needs code, Python beside it: ``hooks.py`` for answers that are not a plain table,
+``prepare.py`` for a prepare step the declarative split does not cover. :meth:`Competition.hook`
+is the one way to that code (:data:`HOOKS` lists what each file may define). Loading one
+competition parses only its own folder, so grading a single competition stays cheap.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -28,6 +30,7 @@ from podium.metrics import METRICS, Metric
 
 __all__ = [
     "COLUMN_KINDS",
+    "HOOKS",
     "PUBLISHED_VERSION",
     "SPLITS",
     "Column",
@@ -45,11 +48,27 @@ COMPETITIONS_DIR = Path(str(resources.files("podium") / "competitions"))
 COLUMN_KINDS = frozenset(
     {"id", "int_id", "float", "probability", "int", "label", "bool", "text", "rle", "tokens", "boxes"}
 )
-NUMERIC_KINDS = frozenset({"float", "probability", "int", "bool"})
 Complexity = Literal["low", "medium", "high", "dev", "practice"]
 #: The version that reproduces the published benchmark; an id without ``@N`` means it.
 PUBLISHED_VERSION = 1
+#: The named splits (``splits.yaml``, plus ``lite`` = ``low`` and ``all``).
 SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "all")
+#: What a competition's own Python may define, and in which file. ``hooks.py``: ``load_answers(path)``
+#: and ``write_answers(frame, path)`` for answers that are not a CSV table; ``make_answers``,
+#: ``perfect_submission`` and ``sample_submission`` for fixtures whose answers differ in shape from
+#: submissions. ``prepare.py``: ``prepare(raw, public, private, version=)``, ``make_raw(raw, rng)``
+#: (a tiny raw folder in the Kaggle layout, for tests) and ``fetch_raw(folder)`` (data that a package
+#: ships: no download).
+HOOKS = {
+    "load_answers": "hooks",
+    "write_answers": "hooks",
+    "make_answers": "hooks",
+    "perfect_submission": "hooks",
+    "sample_submission": "hooks",
+    "prepare": "prepare",
+    "make_raw": "prepare",
+    "fetch_raw": "prepare",
+}
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -65,10 +84,6 @@ class Column:
     name: str
     kind: str
     options: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_numeric(self) -> bool:
-        return self.kind in NUMERIC_KINDS
 
 
 @dataclass(frozen=True)
@@ -165,10 +180,23 @@ class Competition:
                 return col
         return self.column(name)
 
+    def hook(self, name: str) -> Callable[..., Any] | None:
+        """The function ``name`` (one of :data:`HOOKS`) of the competition's own Python; None where it has none."""
+        if name not in HOOKS:
+            raise ValueError(f"{name!r} is not a competition hook; hooks: {', '.join(HOOKS)}")
+        module = load_module(self.folder, HOOKS[name])
+        fn: Callable[..., Any] | None = getattr(module, name, None)
+        return fn
+
     @property
-    def hooks(self) -> ModuleType | None:
-        """The competition's ``hooks.py`` module, for data that is not a plain table."""
-        return _load_hooks(self.folder / "hooks.py")
+    def has_prepare_step(self) -> bool:
+        """Whether it is prepared at all: by a declarative split or by its prepare.py."""
+        return bool(self.prepare.get("split")) or self.hook("prepare") is not None
+
+    @property
+    def brings_own_data(self) -> bool:
+        """Whether its raw data comes from a package (``fetch_raw``), so preparing it needs no download."""
+        return self.hook("fetch_raw") is not None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (what `podium show --json` prints)."""
@@ -384,10 +412,12 @@ def _suggest(name: str) -> list[str]:
 
 
 @cache
-def _load_hooks(path: Path) -> ModuleType | None:
+def load_module(folder: Path, kind: str) -> ModuleType | None:
+    """A competition folder's ``<kind>.py`` (``hooks`` or ``prepare``) as a module, loaded once; None if absent."""
+    path = folder / f"{kind}.py"
     if not path.exists():
         return None
-    name = "podium.competitions._hooks_" + path.parent.name.replace("-", "_")
+    name = f"podium.competitions._{kind}_" + folder.name.replace("-", "_")
     spec = spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise RegistryError(f"cannot load {path}")

@@ -5,15 +5,19 @@ The tree::
     PodiumError                       anything podium raises on purpose
     ├── UsageError                    the user's input (a flag, a split, a version, a file) is wrong; says the fix
     │   ├── UnknownCompetitionError   an id that is not in the registry (carries close matches)
-    │   └── UnknownVersionError       a version the competition does not have
+    │   ├── UnknownVersionError       a version the competition does not have
+    │   └── UnknownMetricError        a metric name that is not in the metric table
     ├── RegistryError                 a competition declaration that is malformed (a podium bug)
     ├── DataNotFoundError             prepared answers or a sample submission are not where expected
+    ├── PrepareError                  a competition could not be prepared (missing raw files, Kaggle refused)
     ├── HarnessError                  podium or its data is broken: never the agent's fault
     │   └── BrokenAnswersError        the private answers cannot be read or fail their own schema
     └── InvalidSubmissionError        the agent's submission breaks a rule; graded as invalid
 
 Only ``InvalidSubmissionError`` turns into ``valid_submission: false`` in a grading report.
 Everything else propagates, so a bug in podium is never reported as an agent's invalid submission.
+A metric function called directly raises ``ValueError`` for inputs it cannot score (as scikit-learn's
+do); grading turns that into a ``HarnessError``, since the rows it hands a metric passed every check.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ __all__ = [
     "HarnessError",
     "InvalidSubmissionError",
     "PodiumError",
+    "PrepareError",
     "RegistryError",
     "UnknownCompetitionError",
+    "UnknownMetricError",
     "UnknownVersionError",
     "UsageError",
     "quote",
@@ -79,12 +85,23 @@ class UnknownCompetitionError(UsageError, KeyError):
         return str(self.args[0])
 
 
+class UnknownMetricError(UsageError, KeyError):
+    """A metric name that the metric table does not know."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
 class RegistryError(PodiumError):
     """A competition declaration (competition.yaml) that is malformed."""
 
 
 class DataNotFoundError(PodiumError, FileNotFoundError):
     """Prepared data (answers, sample submission) is missing."""
+
+
+class PrepareError(PodiumError):
+    """A competition could not be prepared; the message says why and what to do."""
 
 
 class HarnessError(PodiumError):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from podium.competition import Column, Competition
-from podium.table import Frame, write_csv
+from podium.grading.table import Frame, write_csv
 
 __all__ = ["Fixture", "make_fixture", "make_raw", "write_csv", "write_prepared"]
 
@@ -148,13 +148,11 @@ def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
     """Generate answers, sample submission and perfect submission for ``competition``."""
     rng = np.random.default_rng(seed)
     n = int(competition.fixture.get("rows", 24))
-    hooks = competition.hooks
-    if hooks is not None and hasattr(hooks, "make_answers"):
-        answers: Frame = hooks.make_answers(competition, rng, n)
-    else:
-        answers = _generic_answers(competition, rng, n)
-    if hooks is not None and hasattr(hooks, "perfect_submission"):
-        perfect: Frame = hooks.perfect_submission(competition, answers)
+    make_answers = competition.hook("make_answers")
+    answers: Frame = make_answers(competition, rng, n) if make_answers else _generic_answers(competition, rng, n)
+    perfect_submission = competition.hook("perfect_submission")
+    if perfect_submission is not None:
+        perfect: Frame = perfect_submission(competition, answers)
     else:
         perfect = Frame(
             {
@@ -165,8 +163,9 @@ def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
             },
             answers.n_rows,
         )
-    if hooks is not None and hasattr(hooks, "sample_submission"):
-        sample: Frame = hooks.sample_submission(competition, answers)
+    sample_submission = competition.hook("sample_submission")
+    if sample_submission is not None:
+        sample: Frame = sample_submission(competition, answers)
     else:
         sample = Frame(
             {
@@ -190,10 +189,10 @@ def _answer_of(competition: Competition, submission_column: str) -> str:
 def write_prepared(competition: Competition, fixture: Fixture, data_dir: Path) -> Path:
     """Lay a fixture out as prepared data: DIR/ID/prepared/{private/<answers>, <sample submission>}."""
     prepared = data_dir / competition.id / "prepared"
-    hooks = competition.hooks
+    write_answers = competition.hook("write_answers")
     answers_path = prepared / "private" / competition.answers
-    if hooks is not None and hasattr(hooks, "write_answers"):
-        hooks.write_answers(fixture.answers, answers_path)
+    if write_answers is not None:
+        write_answers(fixture.answers, answers_path)
     else:
         write_csv(fixture.answers, answers_path)
     write_csv(fixture.sample, prepared / competition.sample_submission)
@@ -210,13 +209,12 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
     """
     from podium.competition import _columns
     from podium.data.declared import fixture_files
-    from podium.data.prepare import _prepare_module
 
     rng = np.random.default_rng(seed)
     raw.mkdir(parents=True, exist_ok=True)
-    module = _prepare_module(competition.folder)
-    if module is not None and hasattr(module, "make_raw"):
-        module.make_raw(raw, rng)
+    make_raw_hook = competition.hook("make_raw")
+    if make_raw_hook is not None:
+        make_raw_hook(raw, rng)
         return raw
     files = competition.prepare.get("raw")
     if not files:

@@ -33,12 +33,13 @@ import os
 import shutil
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from podium import owner
+from podium.records import MEDAL_FLAGS, RunRecord
 
 __all__ = ["RunStore"]
 
@@ -54,16 +55,14 @@ CREATE TABLE IF NOT EXISTS runs (
     valid_submission INTEGER NOT NULL,
     submission_exists INTEGER NOT NULL,
     above_median INTEGER NOT NULL,
-    gold_medal INTEGER NOT NULL,
-    silver_medal INTEGER NOT NULL,
-    bronze_medal INTEGER NOT NULL,
+    {medals},
     any_medal INTEGER NOT NULL,
     record_path TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     other_versions TEXT NOT NULL DEFAULT '[]',
     UNIQUE (run_group, competition_id, seed, agent)
 )
-"""
+""".replace("{medals}", ",\n    ".join(f"{flag} INTEGER NOT NULL" for flag in MEDAL_FLAGS))
 #: Columns added after the first schema, with their declarations, for indexes written by older podiums.
 _ADDED_COLUMNS = {"other_versions": "TEXT NOT NULL DEFAULT '[]'"}
 _OWNERS = ".owners"
@@ -117,21 +116,22 @@ class RunStore:
         staging.mkdir()
         return staging
 
-    def land(self, staging: Path, record: dict[str, Any]) -> Path:
+    def land(self, staging: Path, record: RunRecord | Mapping[str, Any]) -> Path:
         """Finish a staged run: its record, durably, then the folder under its final name, then its index row.
 
         A folder already at the final name (a run being redone, or a folder a crash left without a
         record) is replaced: its row goes first, then the folder is moved aside and removed.
         """
-        final = self.run_dir(record["run_group"], record["competition_id"], record["seed"])
+        record = _typed(record)
+        final = self.run_dir(record.run_group, record.competition_id, record.seed)
         if staging.parent != final.parent:
             raise ValueError(f"{staging} is not a staging folder of {final}")
-        _write_durably(staging / "record.json", (json.dumps(record, indent=2) + "\n").encode())
+        _write_durably(staging / "record.json", (json.dumps(record.to_dict(), indent=2) + "\n").encode())
         _fsync_dir(staging)
         aside = None
         if os.path.lexists(final):
             with self._connect() as db:
-                db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
+                db.execute(*_delete_run(record.run_group, record.competition_id, record.seed))
             if _exchange(staging, final):  # one step: the old run now lies under the staging name
                 aside = staging
             else:
@@ -146,15 +146,16 @@ class RunStore:
             shutil.rmtree(aside, ignore_errors=True)
         return final
 
-    def add(self, record: dict[str, Any], record_path: Path) -> None:
+    def add(self, record: RunRecord | Mapping[str, Any], record_path: Path) -> None:
         """Index a finished run (idempotent: a second add of the same run changes nothing)."""
+        record = _typed(record)
         with self._connect() as db:
             db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
 
-    def _index(self, record: dict[str, Any], record_path: Path) -> None:
+    def _index(self, record: RunRecord, record_path: Path) -> None:
         """The run's one row, replacing any row of the same (group, competition, seed)."""
         with self._connect() as db:
-            db.execute(*_delete_run(record["run_group"], record["competition_id"], record["seed"]))
+            db.execute(*_delete_run(record.run_group, record.competition_id, record.seed))
             db.execute(f"INSERT INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
 
     def discard_own_staging(self, group: str) -> None:
@@ -291,14 +292,22 @@ class RunStore:
         return rows
 
 
-def _row(record: dict[str, Any], record_path: Path) -> tuple[Any, ...]:
-    grade = record.get("grade") or {}
+def _typed(record: RunRecord | Mapping[str, Any]) -> RunRecord:
+    return record if isinstance(record, RunRecord) else RunRecord.from_dict(record)
+
+
+def _row(record: RunRecord, record_path: Path) -> tuple[Any, ...]:
+    grade = record.grade
+    flags = [
+        int(bool(grade and getattr(grade, flag)))
+        for flag in ("valid_submission", "submission_exists", "above_median", *MEDAL_FLAGS, "any_medal")
+    ]
+    if record.finished_at is None:
+        raise ValueError("a run in the index has finished")
     return (
-        record["run_group"], record["competition_id"], record["competition_version"], record["seed"], record["agent"],
-        record["status"], grade.get("score"), int(bool(grade.get("valid_submission"))),
-        int(bool(grade.get("submission_exists"))), int(bool(grade.get("above_median"))), int(bool(grade.get("gold_medal"))),
-        int(bool(grade.get("silver_medal"))), int(bool(grade.get("bronze_medal"))), int(bool(grade.get("any_medal"))),
-        str(record_path), record["finished_at"], json.dumps(grade.get("other_versions") or []),
+        record.run_group, record.competition_id, record.competition_version, record.seed, record.agent,
+        record.status, grade.score if grade else None, *flags,
+        str(record_path), record.finished_at, json.dumps(grade.other_versions if grade else []),
     )  # fmt: skip
 
 
@@ -306,11 +315,11 @@ def _delete_run(group: str, competition_id: str, seed: int) -> tuple[str, tuple[
     return "DELETE FROM runs WHERE run_group=? AND competition_id=? AND seed=?", (group, competition_id, seed)
 
 
-def _read_record(path: Path, group: str, competition_id: str, seed: int) -> dict[str, Any] | None:
+def _read_record(path: Path, group: str, competition_id: str, seed: int) -> RunRecord | None:
     """The record of a final run folder, or None (with a line saying why) when it cannot stand for that run."""
     try:
-        record = json.loads(path.read_bytes())
-        where = (record["run_group"], record["competition_id"], record["seed"])
+        record = RunRecord.from_dict(json.loads(path.read_bytes()))
+        where = (record.run_group, record.competition_id, record.seed)
         _row(record, path)  # every field the index needs is there
     except (OSError, ValueError, KeyError, TypeError) as error:
         problem = f"unreadable record ({type(error).__name__}: {error})"

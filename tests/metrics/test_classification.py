@@ -19,6 +19,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from podium.errors import InvalidSubmissionError
 from podium.metrics import METRICS
 from podium.metrics import classification as C
+from podium.metrics import fscore as F
 
 SETTINGS = settings(max_examples=50, deadline=None)
 GRID = [0.0, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0]  # few values: plenty of ties
@@ -113,19 +114,20 @@ def test_every_table_entry_exists_and_perfect_scores_match_the_table() -> None:
             two_d[:3] + 1, (two_d[:3] + 1) / (two_d[:3] + 1).sum(1, keepdims=True)
         ),
         "quadratic_weighted_kappa": lambda: C.quadratic_weighted_kappa(y, y.copy()),
-        "f1": lambda: C.f1(labels, labels.copy()),
-        "multilabel_micro_f1": lambda: C.multilabel_micro_f1(obj("a b", "c", ""), obj("b a", "c", "")),
-        "mean_sample_fbeta": lambda: C.mean_sample_fbeta(obj("a b", "c", ""), obj("b a", "c", ""), beta=2.0),
-        "probabilistic_f1": lambda: C.probabilistic_f1(y, y.copy()),
+        "f1": lambda: F.f1(labels, labels.copy()),
+        "multilabel_micro_f1": lambda: F.multilabel_micro_f1(obj("a b", "c", ""), obj("b a", "c", "")),
+        "mean_sample_fbeta": lambda: F.mean_sample_fbeta(obj("a b", "c", ""), obj("b a", "c", ""), beta=2.0),
+        "probabilistic_f1": lambda: F.probabilistic_f1(y, y.copy()),
         "matthews_corrcoef": lambda: C.matthews_corrcoef(y, y.copy()),
-        "lwlrap": lambda: C.lwlrap(two_d, two_d.copy()),
-        "qa_answer_f1": lambda: C.qa_answer_f1(obj("1:2 YES", ""), obj("YES", "")),
+        "lwlrap": lambda: F.lwlrap(two_d, two_d.copy()),
+        "qa_answer_f1": lambda: F.qa_answer_f1(obj("1:2 YES", ""), obj("YES", "")),
     }
-    family = {name for name, metric in METRICS.items() if metric.target.startswith("classification:")}
+    families = {"classification": C, "fscore": F}
+    family = {name for name, metric in METRICS.items() if metric.target.partition(":")[0] in families}
     assert family == set(perfect)
     for name, run in perfect.items():
         metric = METRICS[name]
-        assert metric.fn is getattr(C, name)
+        assert metric.fn is getattr(families[metric.target.partition(":")[0]], name)
         assert metric.best is not None
         assert math.isclose(run(), metric.best, abs_tol=1e-12), name
 
@@ -506,16 +508,16 @@ def test_f1_by_hand() -> None:
         obj("cat", "dog", "pig", "cat", "dog", "pig"),
         obj("cat", "pig", "dog", "cat", "cat", "dog"),
     )
-    assert close(C.f1(y, p), 0.8 / 3)  # cat 0.8, dog 0, pig 0
-    assert close(C.f1(y, p, average="micro"), 1 / 3)
+    assert close(F.f1(y, p), 0.8 / 3)  # cat 0.8, dog 0, pig 0
+    assert close(F.f1(y, p, average="micro"), 1 / 3)
     # a label only predicted counts in the macro mean with F = 0
-    assert close(C.f1(np.array([1, 1]), np.array([1, 2])), (2 / 3 + 0) / 2)
-    assert C.f1(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), average="binary") == pytest.approx(2 / 3)
-    assert C.f1(np.array([0, 0]), np.array([0, 0]), average="binary") == 0.0  # zero_division -> 0
+    assert close(F.f1(np.array([1, 1]), np.array([1, 2])), (2 / 3 + 0) / 2)
+    assert F.f1(np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0]), average="binary") == pytest.approx(2 / 3)
+    assert F.f1(np.array([0, 0]), np.array([0, 0]), average="binary") == 0.0  # zero_division -> 0
     with pytest.raises(ValueError):
-        C.f1(np.array([0, 1, 2]), np.array([0, 1, 2]), average="binary")
+        F.f1(np.array([0, 1, 2]), np.array([0, 1, 2]), average="binary")
     with pytest.raises(ValueError):
-        C.f1(np.array([0, 1]), np.array([0, 1]), average="weighted")
+        F.f1(np.array([0, 1]), np.array([0, 1]), average="weighted")
 
 
 @SETTINGS
@@ -532,30 +534,30 @@ def test_f1_matches_sklearn(
     if average == "binary":
         y, p = (y > 2).astype(np.int64), (p > 2).astype(np.int64)
     expected = skm.fbeta_score(y, p, average=average, beta=beta, zero_division=0)
-    assert close(C.f1(y, p, average=average, beta=beta), expected)
+    assert close(F.f1(y, p, average=average, beta=beta), expected)
     ys, ps = y.astype(str).astype(object), p.astype(str).astype(object)
     if average != "binary":
-        assert close(C.f1(ys, ps, average=average, beta=beta), expected)
+        assert close(F.f1(ys, ps, average=average, beta=beta), expected)
     order = permutation(data, len(y))
-    assert close(C.f1(y[order], p[order], average=average, beta=beta), expected)
+    assert close(F.f1(y[order], p[order], average=average, beta=beta), expected)
     assume(average != "binary" or y.any())
-    assert C.f1(y, y, average=average, beta=beta) == 1.0
+    assert F.f1(y, y, average=average, beta=beta) == 1.0
 
 
 def test_f1_with_many_classes_matches_sklearn() -> None:
     rng = np.random.default_rng(0)
     y = rng.integers(0, 32_000, 200_000)
     p = np.where(rng.random(200_000) < 0.5, y, rng.integers(0, 32_000, 200_000))
-    assert close(C.f1(y, p), skm.f1_score(y, p, average="macro", zero_division=0))
+    assert close(F.f1(y, p), skm.f1_score(y, p, average="macro", zero_division=0))
 
 
 def test_multilabel_micro_f1_by_hand() -> None:
     truth = obj("a b", "c", "")
     pred = obj("a z a", "c b", "q")  # z and q are not in the truth's labels: dropped; "a a" counts once
     # tp = {r0 a, r1 c}; true pairs 3; kept predicted pairs 3 -> 2*2/6
-    assert close(C.multilabel_micro_f1(truth, pred), 2 / 3)
-    assert C.multilabel_micro_f1(obj("", ""), obj("x", "")) == 0.0
-    assert C.multilabel_micro_f1(obj("a"), obj("")) == 0.0
+    assert close(F.multilabel_micro_f1(truth, pred), 2 / 3)
+    assert F.multilabel_micro_f1(obj("", ""), obj("x", "")) == 0.0
+    assert F.multilabel_micro_f1(obj("a"), obj("")) == 0.0
 
 
 def multilabel_reference(truth: np.ndarray, pred: np.ndarray) -> float:
@@ -578,10 +580,10 @@ def test_multilabel_micro_f1_matches_sklearn(data: st.DataObject) -> None:
     # with a single label in the truth sklearn sees a (n, 1) column as a *binary* target and returns
     # accuracy over both classes; real answers always hold many labels, so that case is excluded
     assume(len({t for s in truth for t in s.split()}) >= 2)
-    assert close(C.multilabel_micro_f1(truth, pred), multilabel_reference(truth, pred))
-    assert C.multilabel_micro_f1(truth, truth.copy()) == 1.0
+    assert close(F.multilabel_micro_f1(truth, pred), multilabel_reference(truth, pred))
+    assert F.multilabel_micro_f1(truth, truth.copy()) == 1.0
     order = permutation(data, n)
-    assert close(C.multilabel_micro_f1(truth[order], pred[order]), C.multilabel_micro_f1(truth, pred))
+    assert close(F.multilabel_micro_f1(truth[order], pred[order]), F.multilabel_micro_f1(truth, pred))
 
 
 def pfbeta_reference(labels: np.ndarray, predictions: np.ndarray, beta: float) -> float:
@@ -606,10 +608,10 @@ def pfbeta_reference(labels: np.ndarray, predictions: np.ndarray, beta: float) -
 def test_probabilistic_f1_by_hand() -> None:
     y = np.array([1, 0, 1, 0])
     # ctp = 0.5 + 1.0 (1.7 clipped), cfp = 0.5 (-2 clipped to 0): P = 0.75, R = 0.75
-    assert close(C.probabilistic_f1(y, np.array([0.5, 0.5, 1.7, -2.0])), 0.75)
-    assert C.probabilistic_f1(y, np.zeros(4)) == 0.0
-    assert C.probabilistic_f1(y, np.array([0.0, 0.3, 0.0, 0.0])) == 0.0
-    assert math.isnan(C.probabilistic_f1(np.zeros(3), np.array([0.1, 0.2, 0.3])))
+    assert close(F.probabilistic_f1(y, np.array([0.5, 0.5, 1.7, -2.0])), 0.75)
+    assert F.probabilistic_f1(y, np.zeros(4)) == 0.0
+    assert F.probabilistic_f1(y, np.array([0.0, 0.3, 0.0, 0.0])) == 0.0
+    assert math.isnan(F.probabilistic_f1(np.zeros(3), np.array([0.1, 0.2, 0.3])))
 
 
 @SETTINGS
@@ -619,9 +621,9 @@ def test_probabilistic_f1_matches_reference(
 ) -> None:
     y, s = case
     s = s * 1.4 - 0.2  # some values outside [0, 1]
-    assert close(C.probabilistic_f1(y, s, beta=beta), pfbeta_reference(y, s, beta))
+    assert close(F.probabilistic_f1(y, s, beta=beta), pfbeta_reference(y, s, beta))
     order = permutation(data, len(y))
-    assert close(C.probabilistic_f1(y[order], s[order], beta=beta), C.probabilistic_f1(y, s, beta=beta))
+    assert close(F.probabilistic_f1(y[order], s[order], beta=beta), F.probabilistic_f1(y, s, beta=beta))
 
 
 # --------------------------------------------------------------------------- lwlrap
@@ -632,8 +634,8 @@ def test_lwlrap_by_hand() -> None:
     s = np.array([[0.9, 0.8, 0.1], [0.5, 0.5, 0.5], [0.1, 0.2, 0.3]])
     # row 0: label 0 rank 1 -> 1/1; label 2 rank 3 with 2 positives above-or-equal -> 2/3
     # row 1: three-way tie, ranked last -> 1/3; row 2 has no positive and is skipped
-    assert close(C.lwlrap(y, s), (1 + 2 / 3 + 1 / 3) / 3)
-    assert math.isnan(C.lwlrap(np.zeros((2, 3)), s[:2]))
+    assert close(F.lwlrap(y, s), (1 + 2 / 3 + 1 / 3) / 3)
+    assert math.isnan(F.lwlrap(np.zeros((2, 3)), s[:2]))
 
 
 @SETTINGS
@@ -645,10 +647,10 @@ def test_lwlrap_matches_sklearn(data: st.DataObject) -> None:
     s = data.draw(prob_matrix(n, k, normalised=False))
     keep = y.sum(axis=1) > 0
     expected = skm.label_ranking_average_precision_score(y[keep] > 0, s[keep], sample_weight=y[keep].sum(axis=1))
-    assert close(C.lwlrap(y, s), expected)
-    assert C.lwlrap(y, y.copy()) == 1.0
+    assert close(F.lwlrap(y, s), expected)
+    assert F.lwlrap(y, y.copy()) == 1.0
     rows, cols = permutation(data, n), permutation(data, k)
-    assert close(C.lwlrap(y[rows][:, cols], s[rows][:, cols]), expected)
+    assert close(F.lwlrap(y[rows][:, cols], s[rows][:, cols]), expected)
 
 
 # --------------------------------------------------------------------------- QA
@@ -671,10 +673,10 @@ def qa_sklearn(truth: np.ndarray, pred: np.ndarray) -> float:
 def test_qa_answer_f1_by_hand() -> None:
     truth = obj("1:2 YES", "", "3:4", "", "10:20 11:15")
     pred = obj(" 01:2", "", "", "NO", "11:15")
-    assert C.qa_answer_f1(truth, pred) == 0.6  # rows 0, 1 and 4 are correct
+    assert F.qa_answer_f1(truth, pred) == 0.6  # rows 0, 1 and 4 are correct
     for bad in ("1:2:3", "abc", "1.5:2", "yes", "3", ":"):
         with pytest.raises(InvalidSubmissionError) as info:
-            C.qa_answer_f1(obj("1:2"), obj(bad))
+            F.qa_answer_f1(obj("1:2"), obj(bad))
         assert repr(bad) in str(info.value)
 
 
@@ -689,11 +691,11 @@ def test_qa_answer_f1_equals_published_micro_f1(data: st.DataObject) -> None:
     n = data.draw(st.integers(1, 25))
     truth = obj(*data.draw(st.lists(answer_cells, min_size=n, max_size=n)))
     pred = obj(*data.draw(st.lists(prediction_cells, min_size=n, max_size=n)))
-    assert close(C.qa_answer_f1(truth, pred), qa_sklearn(truth, pred))
+    assert close(F.qa_answer_f1(truth, pred), qa_sklearn(truth, pred))
     perfect = obj(*[(s.split() or [""])[0] for s in truth])
-    assert C.qa_answer_f1(truth, perfect) == 1.0
+    assert F.qa_answer_f1(truth, perfect) == 1.0
     order = permutation(data, n)
-    assert close(C.qa_answer_f1(truth[order], pred[order]), C.qa_answer_f1(truth, pred))
+    assert close(F.qa_answer_f1(truth[order], pred[order]), F.qa_answer_f1(truth, pred))
 
 
 # --------------------------------------------------------------------------- mean_sample_fbeta
@@ -704,7 +706,7 @@ def _tag_rows(draw_rows: list[list[str]]) -> np.ndarray:
 
 
 def test_mean_sample_fbeta_hand_example() -> None:
-    from podium.metrics.classification import mean_sample_fbeta
+    from podium.metrics.fscore import mean_sample_fbeta
 
     truth = _tag_rows([["a", "b"], ["c"], []])
     pred = _tag_rows([["a", "zzz"], ["c", "c"], []])
@@ -730,7 +732,7 @@ def test_mean_sample_fbeta_matches_sklearn_samples_average(
     from sklearn.metrics import fbeta_score
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from podium.metrics.classification import mean_sample_fbeta
+    from podium.metrics.fscore import mean_sample_fbeta
 
     truth, pred = [r[0] for r in rows], [r[1] for r in rows]
     binarizer = MultiLabelBinarizer(classes=sorted(set("abcdefgh")))

@@ -1,266 +1,32 @@
-"""Agents: what to start inside the sandbox, and with what.
+"""Agents: what to start inside the sandbox, and with what (see :mod:`podium.agents.spec` for agent.yaml).
 
-An agent is a folder holding ``agent.yaml``::
-
-    name: my-agent
-    command: [python3, /home/agent/main.py]   # run in /home inside the sandbox
-    env: {MY_SETTING: "1"}                     # added to the agent's environment
-    resources: {cpus: 2, memory: 8G, disk: 50G, gpus: 0}  # defaults; `podium run` flags override them
-
-Without ``image``, the agent runs on the host's system and Python (bwrap, or docker's host image)
-and its folder is mounted read-only at ``/home/agent``. With ``image: NAME`` (docker only) it runs
-in that image, which must already be on the local engine (podium never pulls) and carries the
-agent itself, as MLE-bench agents' images do; ``build: FOLDER`` (relative to the agent folder)
-has podium build the image from that folder's Dockerfile on the local engine first. An ``llm:``
-section (provider, models, token and request budget) gives the agent its model through podium's
-LLM proxy (``podium.llm_proxy``), the only way out of the sandbox. Built-in
-agents (``dummy``, ``baseline``) are folders under ``podium/agents/builtin``; any other folder
-works the same way, so users and tests plug in their own agents without touching podium.
+Built-in agents are folders under ``podium/agents/builtin`` (``dummy``, ``baseline``); any folder
+holding an ``agent.yaml`` works the same way. :func:`instructions` is the task text every agent
+finds at ``/home/instructions.md`` (``podium/agents/instructions.md``).
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import math
-import os
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
-from typing import Any
 
-import yaml
+from podium.agents.llm import PROVIDERS, LLMConfig, Provider, parse_llm_config
+from podium.agents.spec import BUILTIN, KEYS, AgentSpec, folder_digest, load_agent
 
-from podium.errors import PodiumError, UsageError
-from podium.llm_proxy import LLMConfig, parse_llm_config
-
-__all__ = ["BUILTIN", "KEYS", "AgentSpec", "folder_digest", "load_agent", "parse_size"]
-
-BUILTIN = Path(str(resources.files("podium") / "agents" / "builtin"))
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    name: str
-    folder: Path
-    command: tuple[str, ...]
-    env: Mapping[str, str] = field(default_factory=dict)
-    cpus: float | None = None
-    memory_bytes: int | None = None
-    disk_bytes: int | None = None
-    gpus: int | None = None
-    image: str | None = None
-    build: Path | None = None
-    llm: LLMConfig | None = None
-
-    @property
-    def needs_docker(self) -> bool:
-        return self.image is not None or self.build is not None
+__all__ = [
+    "BUILTIN",
+    "KEYS",
+    "PROVIDERS",
+    "AgentSpec",
+    "LLMConfig",
+    "Provider",
+    "folder_digest",
+    "instructions",
+    "load_agent",
+    "parse_llm_config",
+]
 
 
-def parse_size(text: str | int | None) -> int | None:
-    """'16G' / '512M' / '16GiB' / '16GB' / bytes -> bytes (binary units). Does not check the sign."""
-    if text is None or (isinstance(text, int) and not isinstance(text, bool)):
-        return text
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    value = str(text).strip().upper().replace(" ", "").removesuffix("B").removesuffix("I")
-    try:
-        if value and value[-1] in units:
-            number = float(value[:-1])
-            if math.isfinite(number):
-                return int(number * units[value[-1]])
-        else:
-            return int(value)
-    except ValueError:
-        pass
-    raise PodiumError(f"cannot read the size {text!r}; write it like 16G, 512M or a number of bytes")
-
-
-#: The keys of agent.yaml (see the module docstring), of its ``resources`` and of its ``llm`` section.
-KEYS = ("name", "command", "env", "resources", "image", "build", "llm")
-RESOURCE_KEYS = ("cpus", "memory", "disk", "gpus")
-LLM_KEYS = ("provider", "base_url", "api_key_env", "models", "max_tokens", "max_requests", "bridge")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-
-
-def _kind(value: Any) -> str:
-    """A YAML value's kind in words, for messages."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a true/false value)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
-
-
-def _check_keys(where: str, section: str, raw: Mapping[Any, Any], known: Sequence[str]) -> None:
-    """Every key of ``raw`` must be one of ``known``; the error suggests the closest one."""
-    for key in raw:
-        if key in known:
-            continue
-        name = f"{section}.{key}" if section else str(key)
-        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
-        fix = f"did you mean {close[0]!r}?" if close else "remove it or correct its name."
-        raise UsageError(f"{where}: unknown key {name!r}. Fix: {fix} (the keys are {', '.join(known)})")
-
-
-def _positive_size(where: str, key: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        size = parse_size(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    except PodiumError:
-        size = None
-    if size is None or size <= 0:
-        raise UsageError(f"{where}: {key} must be a positive size such as 16G or 512M, got {_kind(value)}")
-    return size
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    """agent.yaml as a mapping, or one line saying what is wrong with the file."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"{path}: not valid YAML{at}: {problem}. Fix: correct the syntax there") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it: {exc}") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise UsageError(
-            f"{path}: the file must be a mapping of keys ({', '.join(KEYS)}), got {_kind(raw)}. "
-            "Fix: write one key per line at the top level, e.g. `command: [python3, /home/agent/main.py]`"
-        )
-    return raw
-
-
-def load_agent(name_or_path: str) -> AgentSpec:
-    """A built-in agent by name, or an agent folder (or its agent.yaml) by path.
-
-    The whole file is checked against its schema (:data:`KEYS`); anything wrong is one error naming
-    the file, the key and the fix, and an unknown key is an error with the closest known one.
-    """
-    path = Path(name_or_path)
-    folder = path.parent if path.name == "agent.yaml" else path
-    if not (folder / "agent.yaml").is_file():
-        builtin = BUILTIN / name_or_path
-        if not (builtin / "agent.yaml").is_file():
-            names = sorted(p.name for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
-            close = difflib.get_close_matches(name_or_path, names, n=2)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise UsageError(
-                f"no agent {name_or_path!r}: not a built-in ({', '.join(names)}) and no agent.yaml at {folder}.{hint}"
-            )
-        folder = builtin
-    where = str(folder / "agent.yaml")
-    raw = _read_yaml(folder / "agent.yaml")
-    _check_keys(where, "", raw, KEYS)
-
-    name = raw.get("name")
-    if name is not None and (not isinstance(name, str) or not _AGENT_NAME.fullmatch(name)):
-        raise UsageError(
-            f"{where}: name must be a word of letters, digits, '.', '_' or '-' (such as my-agent), got {_kind(name)}"
-        )
-    command = raw.get("command")
-    if (
-        not isinstance(command, list)
-        or not command
-        or not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in command)
-    ):
-        raise UsageError(
-            f"{where}: command must be a list of words such as [python3, /home/agent/main.py], got {_kind(command)}"
-        )
-    env = raw.get("env") or {}
-    if not isinstance(env, dict):
-        raise UsageError(f"{where}: env must be a mapping such as {{MY_SETTING: '1'}}, got {_kind(env)}")
-    for key, value in env.items():
-        if not isinstance(key, str) or not _ENV_NAME.fullmatch(key):
-            raise UsageError(f"{where}: env: {key!r} is not a variable name (letters, digits and _, not first a digit)")
-        if not isinstance(value, (str, int, float, bool)):
-            raise UsageError(
-                f'{where}: env.{key} must be a text or a number, got {_kind(value)}. Fix: quote it, e.g. {key}: ""'
-            )
-    res = raw.get("resources") or {}
-    if not isinstance(res, dict):
-        raise UsageError(f"{where}: resources must be a mapping such as {{cpus: 2, memory: 8G}}, got {_kind(res)}")
-    _check_keys(where, "resources", res, RESOURCE_KEYS)
-    cpus = res.get("cpus")
-    if cpus is not None and (
-        isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not math.isfinite(cpus) or cpus <= 0
-    ):
-        raise UsageError(f"{where}: resources.cpus must be a number of CPU cores above 0, such as 2, got {_kind(cpus)}")
-    gpus = res.get("gpus")
-    if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0):
-        raise UsageError(f"{where}: resources.gpus must be a whole number of GPUs, 0 or more, got {_kind(gpus)}")
-    memory = _positive_size(where, "resources.memory", res.get("memory"))
-    disk = _positive_size(where, "resources.disk", res.get("disk"))
-    image = raw.get("image")
-    if image is not None and (not isinstance(image, str) or not image.strip()):
-        raise UsageError(f"{where}: image must be an image name such as my-agent:1, got {_kind(image)}")
-    build = None
-    if raw.get("build") is not None:
-        if not isinstance(raw["build"], str):
-            raise UsageError(f"{where}: build must be a folder name such as image, got {_kind(raw['build'])}")
-        build = (folder / raw["build"]).resolve()
-        if not (build / "Dockerfile").is_file():
-            raise UsageError(
-                f"{where}: build: {raw['build']} should name a folder holding a Dockerfile; "
-                f"{build / 'Dockerfile'} does not exist"
-            )
-    llm = raw.get("llm")
-    if llm is not None:
-        if not isinstance(llm, dict):
-            raise UsageError(f"{where}: llm must be a mapping such as {{provider: openai, models: [gpt-4o]}}")
-        _check_keys(where, "llm", llm, LLM_KEYS)
-        if "bridge" in llm and not isinstance(llm["bridge"], bool):
-            raise UsageError(f"{where}: llm.bridge must be true or false, got {_kind(llm['bridge'])}")
-    return AgentSpec(
-        name=name or folder.name,
-        folder=folder.resolve(),
-        command=tuple(str(c) for c in command),
-        env={k: str(v) for k, v in env.items()},
-        cpus=float(cpus) if cpus is not None else None,
-        memory_bytes=memory,
-        disk_bytes=disk,
-        gpus=gpus,
-        image=image.strip() if image else None,
-        build=build,
-        llm=parse_llm_config(llm, where) if llm is not None else None,
-    )
-
-
-def folder_digest(folder: Path, skip: Sequence[Path] = ()) -> str:
-    """A hash of what an agent folder holds (file names and contents), for a run group's identity.
-
-    Hidden entries, ``__pycache__`` and the folders in ``skip`` (a runs folder kept inside the
-    agent's folder) are left out, so working in the folder does not change the agent.
-    """
-    skipped = {p.resolve() for p in skip}
-    digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d != "__pycache__" and (here / d).resolve() not in skipped
-        )
-        for name in sorted(filenames):
-            if name.startswith(".") or name.endswith(".pyc"):
-                continue
-            path = here / name
-            digest.update(str(path.relative_to(folder)).encode() + b"\0")
-            try:
-                with open(path, "rb") as handle:
-                    for chunk in iter(lambda: handle.read(1 << 20), b""):
-                        digest.update(chunk)
-            except OSError as exc:  # unreadable: its name and the reason still count
-                digest.update(f"unreadable: {exc.strerror}".encode())
-            digest.update(b"\0")
-    return digest.hexdigest()[:16]
+def instructions(*, time_limit: str, time_limit_secs: int, hardware: str) -> str:
+    """The task text for a run: ``instructions.md`` with the run's time limit and hardware filled in."""
+    template = (resources.files("podium") / "agents" / "instructions.md").read_text(encoding="utf-8")
+    return template.format(time_limit=time_limit, time_limit_secs=time_limit_secs, hardware=hardware)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podium.data.layout import CompetitionPaths
 from podium.data.prepare import PrepareOutcome, prepare_competition, prepare_many
+from podium.paths import CompetitionPaths
 
 __all__ = ["CompetitionPaths", "PrepareOutcome", "prepare_competition", "prepare_many"]

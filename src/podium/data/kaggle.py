@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from podium.competition import Competition
-from podium.data.layout import CompetitionPaths
-from podium.data.prepare import PrepareError
+from podium.errors import PrepareError
+from podium.paths import CompetitionPaths
 
 __all__ = ["RulesNotAccepted", "credentials_source", "download", "preflight", "rules_message", "verify_zip_md5"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from podium.competition import Competition
 from podium.data.checksums import file_sha256
-from podium.table import read_csv
+from podium.grading.table import read_csv
 
 __all__ = ["scan_for_leaks"]
 

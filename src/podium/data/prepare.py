@@ -17,10 +17,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
-from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
-from types import ModuleType
 from typing import Literal
 
 import numpy as np
@@ -28,20 +25,24 @@ import numpy as np
 from podium.competition import Competition
 from podium.data.checksums import digest_tree
 from podium.data.declared import prepare_declared
-from podium.data.layout import MARKER, CompetitionPaths
 from podium.data.leaks import scan_for_leaks
 from podium.data.split import SpecError
-from podium.errors import HarnessError, PodiumError
+from podium.errors import HarnessError, PodiumError, PrepareError, UsageError
 from podium.grading import expected_keys
-from podium.table import Frame, read_csv, to_numpy, write_csv
+from podium.grading.table import Frame, read_csv, to_numpy, write_csv
+from podium.paths import MARKER, CompetitionPaths
 
-__all__ = ["PrepareError", "PrepareOutcome", "check_invariants", "prepare_competition", "prepare_many"]
+__all__ = [
+    "PrepareError",
+    "PrepareOutcome",
+    "check_invariants",
+    "needs_download",
+    "prepare_competition",
+    "prepare_many",
+    "prepare_offline",
+]
 
 Downloader = Callable[[Competition, CompetitionPaths], Path]
-
-
-class PrepareError(PodiumError):
-    """A competition could not be prepared; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -50,19 +51,6 @@ class PrepareOutcome:
     status: Literal["prepared", "skipped", "failed"]
     detail: str
     seconds: float
-
-
-@cache
-def _prepare_module(folder: Path) -> ModuleType | None:
-    path = folder / "prepare.py"
-    if not path.exists():
-        return None
-    spec = spec_from_file_location("podium.competitions._prepare_" + folder.name.replace("-", "_"), path)
-    if spec is None or spec.loader is None:
-        raise HarnessError(f"cannot load {path}")
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _extract(archive: Path, paths: CompetitionPaths) -> Path:
@@ -99,12 +87,12 @@ def _raw_folder(
         raise PrepareError(f"--from {source}: expected the competition's Kaggle zip or its extracted folder")
     if paths.raw.is_dir():
         return paths.raw  # extracted by an earlier run
-    module = _prepare_module(competition.folder)
-    if module is not None and hasattr(module, "fetch_raw"):  # data shipped by a package: no download
+    fetch_raw = competition.hook("fetch_raw")
+    if fetch_raw is not None:  # data shipped by a package: no download
         staging = paths.root / f".raw.tmp-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        module.fetch_raw(staging)
+        fetch_raw(staging)
         os.replace(staging, paths.raw)
         return paths.raw
     if download is None:
@@ -132,9 +120,9 @@ def _sample_submission(competition: Competition, ids: Frame, path: Path) -> None
 def _run_prepare(competition: Competition, raw: Path, public: Path, private: Path) -> None:
     public.mkdir(parents=True)
     private.mkdir(parents=True)
-    module = _prepare_module(competition.folder)
-    if module is not None:
-        module.prepare(raw, public, private, version=competition.data_version)
+    prepare = competition.hook("prepare")
+    if prepare is not None:
+        prepare(raw, public, private, version=competition.data_version)
         return
     try:
         prepare_declared(competition, raw, public, private)
@@ -153,12 +141,8 @@ def check_invariants(competition: Competition, prepared: Path) -> set[str]:
     for path in (answers_path, sample_path):
         if not path.is_file():
             raise HarnessError(f"{competition.id}: prepare did not write {path.relative_to(prepared)}")
-    hooks = competition.hooks
-    answers = (
-        hooks.load_answers(answers_path)
-        if hooks is not None and hasattr(hooks, "load_answers")
-        else read_csv(answers_path, what="answers")
-    )
+    load = competition.hook("load_answers")
+    answers = load(answers_path) if load is not None else read_csv(answers_path, what="answers")
     answer_keys = set(to_numpy(expected_keys(competition, answers, answers=True)).astype(str).tolist())
     sample_keys = set(
         to_numpy(expected_keys(competition, read_csv(sample_path, what="sample submission"), answers=False))
@@ -282,3 +266,31 @@ def prepare_many(
             reason = str(exc) if isinstance(exc, PodiumError) else f"{type(exc).__name__}: {exc}"
             outcomes.append(PrepareOutcome(comp.id, "failed", reason, time.monotonic() - started))
     return outcomes
+
+
+def needs_download(competitions: Iterable[Competition], data_dir: Path, *, force: bool = False) -> list[Competition]:
+    """The competitions a prepare would download: not prepared yet (or ``force``), not already extracted,
+    and not built from data a package ships."""
+    out = []
+    for comp in competitions:
+        paths = CompetitionPaths(data_dir, comp.id)
+        if (force or not paths.prepared.exists()) and not paths.raw.is_dir() and not comp.brings_own_data:
+            out.append(comp)
+    return out
+
+
+def prepare_offline(competitions: Iterable[Competition], data_dir: Path) -> None:
+    """Make sure every competition is prepared: those that bring their own data are prepared now (the
+    practice suite); any other unprepared one is a usage error naming the command that prepares it."""
+    unprepared = [c for c in competitions if not CompetitionPaths(data_dir, c.id).prepared.is_dir()]
+    offline = [c for c in unprepared if c.brings_own_data]
+    missing = [c.id for c in unprepared if not c.brings_own_data]
+    if missing:
+        raise UsageError(
+            f"not prepared: {', '.join(missing)}; run `podium prepare -c ID` for each (data dir {data_dir})"
+        )
+    if offline:
+        print(f"preparing {len(offline)} offline competition(s) first ...", file=sys.stderr)
+        for outcome in prepare_many(offline, data_dir):
+            if outcome.status == "failed":
+                raise PodiumError(f"could not prepare {outcome.competition_id}: {outcome.detail}")

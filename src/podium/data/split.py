@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from podium.table import from_numpy
+from podium.grading.table import from_numpy
 
 __all__ = ["Files", "Output", "SpecError", "SplitSpec", "Table", "count_rows", "read_options", "split_csv", "test_mask"]
 

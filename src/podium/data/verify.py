@@ -14,7 +14,7 @@ from typing import Literal
 
 from podium.competition import Competition
 from podium.data.checksums import compare, digest_tree
-from podium.data.layout import CompetitionPaths
+from podium.paths import CompetitionPaths
 
 __all__ = ["VerifyResult", "verify"]
 

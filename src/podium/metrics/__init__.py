@@ -2,7 +2,8 @@
 
 Every metric is ``fn(y_true, y_pred, **options) -> float``. The arrays are already aligned row by
 row by the grader; a 2-D array holds one column per target. Functions live in family modules
-(``classification``, ``regression``, ``ranking``, ``text``, ``masks``, ``detection``) that import
+(``classification``, ``fscore``, ``regression``, ``ranking``, ``text``, ``masks``, ``detection``,
+``detection3d``) that import
 only numpy at module level, so grading one competition imports only what its metric needs.
 
 A metric raises :class:`podium.errors.InvalidSubmissionError` when a prediction's content is
@@ -51,13 +52,13 @@ METRICS: dict[str, Metric] = _table(
     ("rsna_fracture_log_loss", "classification:rsna_fracture_log_loss", False, 0.0),
     ("kl_divergence", "classification:kl_divergence", False, 0.0),
     ("quadratic_weighted_kappa", "classification:quadratic_weighted_kappa", True, 1.0),
-    ("f1", "classification:f1", True, 1.0),
-    ("multilabel_micro_f1", "classification:multilabel_micro_f1", True, 1.0),
-    ("mean_sample_fbeta", "classification:mean_sample_fbeta", True, 1.0),
-    ("probabilistic_f1", "classification:probabilistic_f1", True, 1.0),
+    ("f1", "fscore:f1", True, 1.0),
+    ("multilabel_micro_f1", "fscore:multilabel_micro_f1", True, 1.0),
+    ("mean_sample_fbeta", "fscore:mean_sample_fbeta", True, 1.0),
+    ("probabilistic_f1", "fscore:probabilistic_f1", True, 1.0),
     ("matthews_corrcoef", "classification:matthews_corrcoef", True, 1.0),
-    ("lwlrap", "classification:lwlrap", True, 1.0),
-    ("qa_answer_f1", "classification:qa_answer_f1", True, 1.0),
+    ("lwlrap", "fscore:lwlrap", True, 1.0),
+    ("qa_answer_f1", "fscore:qa_answer_f1", True, 1.0),
     # regression
     ("rmse", "regression:rmse", False, 0.0),
     ("mae", "regression:mae", False, 0.0),
@@ -85,14 +86,16 @@ METRICS: dict[str, Metric] = _table(
     # detection
     ("coco_map", "detection:coco_map", True, 1.0),
     ("voc_map", "detection:voc_map", True, 1.0),
-    ("map_3d", "detection:map_3d", True, 1.0),
+    ("map_3d", "detection3d:map_3d", True, 1.0),
     ("point_in_box_f1", "detection:point_in_box_f1", True, 1.0),
 )
 
 
 def get_metric(name: str) -> Metric:
     """Look a metric up by name; an unknown name lists the known ones."""
+    from podium.errors import UnknownMetricError
+
     try:
         return METRICS[name]
     except KeyError:
-        raise KeyError(f"Unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}") from None
+        raise UnknownMetricError(f"Unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}") from None

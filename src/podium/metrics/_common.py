@@ -1,4 +1,9 @@
-"""Parsing helpers shared by the metric families: token records and numbers in prediction strings."""
+"""What the metric families share: the input checks, the means, and the parsing of prediction strings.
+
+The input checks (:func:`check_consistent_length`, :func:`check_pair`) are scikit-learn's habit:
+one place that says which arrays must agree and raises ``ValueError`` naming the shapes when they
+do not (the grader aligns every row first, so a mismatch is a bug in the caller).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,37 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 _Number = TypeVar("_Number", np.int64, np.float64)
+
+__all__ = ["check_consistent_length", "check_pair", "encode_labels", "factorize", "mean_or_nan", "unique"]
+
+
+def check_consistent_length(*arrays: npt.NDArray[np.generic]) -> int:
+    """Number of rows shared by all arrays; a mismatch is a bug in the caller."""
+    lengths = {len(a) for a in arrays}
+    if len(lengths) != 1:
+        raise ValueError(f"aligned inputs have different row counts: {sorted(lengths)}")
+    return lengths.pop()
+
+
+def check_pair(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, *, ndim: int) -> tuple[FloatArray, FloatArray]:
+    """Both arrays as float64 of one shape with ``ndim`` dimensions."""
+    true = np.asarray(y_true, dtype=np.float64)
+    pred = np.asarray(y_pred, dtype=np.float64)
+    if true.ndim != ndim or true.shape != pred.shape:
+        raise ValueError(f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}")
+    return true, pred
+
+
+def mean_or_nan(values: npt.NDArray[np.generic]) -> float:
+    """Mean as a float; NaN for no values (the score is undefined then)."""
+    return float(np.mean(values)) if values.size else float("nan")
+
+
+def encode_labels(a: npt.NDArray[np.generic], b: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray, int]:
+    """Codes of a and b in the sorted union of their values, and the size of that union."""
+    labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    codes = codes.astype(np.int64).reshape(-1)
+    return codes[: len(a)], codes[len(a) :], len(labels)
 
 
 def _reject(answers: bool, rule: str, examples: Sequence[object], fix: str) -> NoReturn:

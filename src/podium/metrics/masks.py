@@ -23,7 +23,7 @@ from typing import Literal, NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 
-from podium.metrics._common import BoolArray, FloatArray, IntArray, _reject, _to_numbers, _tokenize
+from podium.metrics._common import BoolArray, FloatArray, IntArray, _reject, _to_numbers, _tokenize, mean_or_nan
 
 __all__ = [
     "RleRuns",
@@ -213,13 +213,8 @@ def _overlap_of_cells(y_true: Iterable[str], y_pred: Iterable[str], sizes: IntAr
     return _overlap(truth, pred, sizes)
 
 
-def _mean(values: FloatArray) -> float:
-    return float(values.mean()) if values.size else float("nan")
-
-
 def _nanmean(values: FloatArray) -> float:
-    kept = values[~np.isnan(values)]
-    return _mean(kept)
+    return mean_or_nan(values[~np.isnan(values)])
 
 
 def _dice(o: _Overlap, empty_score: float) -> FloatArray:
@@ -249,7 +244,7 @@ def mean_dice_rle(
     """
     _check_order(order)
     sizes = _image_sizes(heights, widths, len(y_true))
-    return _mean(_dice(_overlap_of_cells(y_true, y_pred, sizes), empty_score))
+    return mean_or_nan(_dice(_overlap_of_cells(y_true, y_pred, sizes), empty_score))
 
 
 def global_dice_rle(
@@ -293,7 +288,7 @@ def iou_sweep_precision(
     thresholds = np.arange(0.5, 1.0, 0.05)  # the published grader's values, float error included
     score = (iou[:, None] > thresholds[None, :]).mean(axis=1)
     score = np.where(o.true == 0, (o.pred == 0).astype(np.float64), score)
-    return _mean(score)
+    return mean_or_nan(score)
 
 
 def pixel_fbeta_rle(
@@ -315,7 +310,7 @@ def pixel_fbeta_rle(
     o = _overlap_of_cells(y_true, y_pred, sizes)
     b2 = float(beta) ** 2
     denominator = b2 * o.true + o.pred  # == (1 + b2) tp + b2 fn + fp
-    return _mean(np.where(denominator > 0, (1 + b2) * o.both / np.maximum(denominator, 1), 0.0))
+    return mean_or_nan(np.where(denominator > 0, (1 + b2) * o.both / np.maximum(denominator, 1), 0.0))
 
 
 def _by_group(runs: RleRuns, group_of_row: npt.NDArray[np.intp], n_groups: int) -> list[npt.NDArray[np.intp]]:

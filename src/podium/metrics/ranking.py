@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
-from podium.metrics._common import unique
+from podium.metrics._common import check_pair, unique
 from podium.metrics.text import check_rows, encode_tokens
 
 __all__ = ["kendall_tau_pooled", "map_at_k", "mean_columnwise_spearman", "pearson"]
@@ -24,10 +24,7 @@ StrArray = npt.NDArray[np.object_]
 
 def _columns(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, ndim: int) -> tuple[FloatArray, ...]:
     """Both arrays as float64 of one shape, reshaped to 2-D ``(n, k)``."""
-    true = np.asarray(y_true, dtype=np.float64)
-    pred = np.asarray(y_pred, dtype=np.float64)
-    if true.ndim != ndim or true.shape != pred.shape:
-        raise ValueError(f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}")
+    true, pred = check_pair(y_true, y_pred, ndim=ndim)
     return true.reshape(len(true), -1), pred.reshape(len(pred), -1)
 
 

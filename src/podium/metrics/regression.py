@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
-from podium.metrics._common import factorize
+from podium.metrics._common import check_pair, factorize
 
 __all__ = [
     "haversine_p50_p95",
@@ -34,10 +34,7 @@ def _pair(
     y_true: npt.ArrayLike, y_pred: npt.ArrayLike, *, ndim: int, width: int | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """Both arrays as float64 with the same non-empty shape of ``ndim`` dimensions."""
-    true = np.asarray(y_true, dtype=np.float64)
-    pred = np.asarray(y_pred, dtype=np.float64)
-    if true.ndim != ndim or true.shape != pred.shape:
-        raise ValueError(f"expected two {ndim}-D arrays of the same shape, got {true.shape} and {pred.shape}")
+    true, pred = check_pair(y_true, y_pred, ndim=ndim)
     if true.shape[0] == 0:
         raise ValueError("no rows to score")
     if width is not None and true.shape[1] != width:

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError, quote
-from podium.metrics._common import unique
+from podium.metrics._common import mean_or_nan, unique
 
 __all__ = ["mean_levenshtein", "mean_word_jaccard", "normalized_sequence_levenshtein"]
 
@@ -94,7 +94,7 @@ def _encode_ascii(columns: list[Any]) -> tuple[list[TokenTable], int] | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from podium.table import from_numpy, strings, to_numpy
+    from podium.grading.table import from_numpy, strings, to_numpy
 
     try:
         arrays = [strings(list(column)) for column in columns]
@@ -133,7 +133,7 @@ def _encode_split(columns: list[Any], separator: str) -> tuple[list[TokenTable],
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from podium.table import strings, to_numpy
+    from podium.grading.table import strings, to_numpy
 
     try:
         splits = [pc.split_pattern(strings(list(column)), pattern=separator) for column in columns]
@@ -151,10 +151,6 @@ def _encode_split(columns: list[Any], separator: str) -> tuple[list[TokenTable],
     return tables, max(len(encoded.dictionary), 1)
 
 
-def _mean_or_nan(values: npt.NDArray[np.floating]) -> float:
-    return float(np.mean(values)) if values.size else float("nan")
-
-
 def mean_levenshtein(y_true: StrArray, y_pred: StrArray) -> float:
     """Mean character-level Levenshtein distance per row.
 
@@ -166,7 +162,7 @@ def mean_levenshtein(y_true: StrArray, y_pred: StrArray) -> float:
 
     check_rows(y_true, y_pred)
     distances = cpdist(list(y_true), list(y_pred), scorer=Levenshtein.distance, workers=-1)
-    return _mean_or_nan(distances)
+    return mean_or_nan(distances)
 
 
 def _is_int(token: str) -> bool:
@@ -238,4 +234,4 @@ def mean_word_jaccard(y_true: StrArray, y_pred: StrArray, *, both_empty: float =
     union = true_words + pred_words - common
     with np.errstate(divide="ignore", invalid="ignore"):
         scores = np.where(union > 0, common / union, both_empty)
-    return _mean_or_nan(scores)
+    return mean_or_nan(scores)

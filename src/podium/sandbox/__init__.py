@@ -45,10 +45,14 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import BwrapSandbox
+from podium.sandbox._cgroup import sweep_abandoned
+from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._local import LocalSandbox
+from podium.sandbox._process import kill_tree
 from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, Sandbox
 
 SANDBOXES = ("bwrap", "docker", "local")
@@ -57,12 +61,17 @@ __all__ = [
     "SANDBOXES",
     "BwrapSandbox",
     "ExecResult",
+    "Gpu",
     "Limits",
     "LocalSandbox",
     "Mount",
     "ResourceSample",
     "Sandbox",
+    "build_agent_image",
     "get_sandbox",
+    "kill_tree",
+    "list_gpus",
+    "sweep_abandoned",
 ]
 
 
@@ -92,3 +101,10 @@ def _docker_sandbox(docker_host: str, image: str | None) -> Sandbox:
     from podium.sandbox._docker import DockerSandbox
 
     return DockerSandbox.find(image)
+
+
+def build_agent_image(folder: Path, tag: str) -> str:
+    """Build an agent's image from ``folder``'s Dockerfile on the engine of ``DOCKER_HOST`` (never pulling)."""
+    from podium.sandbox._docker import DockerSandbox
+
+    return DockerSandbox.find().build(folder, tag)

@@ -155,11 +155,12 @@ def kill_tree(root: int, timeout: float = 5.0) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(root, signal.SIGKILL)
     deadline = time.monotonic() + timeout
-    while any(_alive(pid) for pid in victims) and time.monotonic() < deadline:
+    while any(_running(pid) for pid in victims) and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
-def _alive(pid: int) -> bool:
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
     stat = _stat_fields(pid)
     return stat is not None and stat[0] != "Z"
 

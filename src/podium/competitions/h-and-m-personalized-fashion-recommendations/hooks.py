@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame
+from podium.grading.table import Frame
 
 _ARTICLES = [str(706016001 + 7919 * i) for i in range(30)]  # int-formatted ids, as in the answers
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from podium.competition import Competition
-from podium.table import Frame
+from podium.grading.table import Frame
 
 
 def perfect_submission(competition: Competition, answers: Frame) -> Frame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame
+from podium.grading.table import Frame
 
 
 def _points(boxes: str) -> str:

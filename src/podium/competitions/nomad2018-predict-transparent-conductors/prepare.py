@@ -40,7 +40,7 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
     from sklearn.model_selection import train_test_split
 
-    from podium.published_reader import pandas_read_options
+    from podium.grading.published import pandas_read_options
 
     with zipfile.ZipFile(raw / "train.csv.zip") as archive, archive.open("train.csv") as handle:
         old = pd.read_csv(handle, **pandas_read_options())

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame, read_csv, write_csv
+from podium.grading.table import Frame, read_csv, write_csv
 
 
 def load_answers(path: Path) -> Frame:

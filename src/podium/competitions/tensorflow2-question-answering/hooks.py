@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame, frame_from_records
+from podium.grading.table import Frame, frame_from_records
 
 COLUMNS = ["example_id", "valid_answers"]
 

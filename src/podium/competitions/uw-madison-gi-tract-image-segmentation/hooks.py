@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame, frame_from_records
+from podium.grading.table import Frame, frame_from_records
 
 CLASSES = ("large_bowel", "small_bowel", "stomach")
 

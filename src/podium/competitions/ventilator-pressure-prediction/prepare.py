@@ -33,7 +33,7 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
     import pandas as pd
     from sklearn.model_selection import train_test_split
 
-    from podium.published_reader import pandas_read_options
+    from podium.grading.published import pandas_read_options
 
     old = pd.read_csv(raw / "train.csv", dtype=DTYPES, **pandas_read_options())
     groups = [frame.index.tolist() for _, frame in old.groupby("breath_id")]

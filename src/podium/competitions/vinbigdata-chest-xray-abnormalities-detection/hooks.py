@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from podium.competition import Competition
-from podium.table import Frame, frame_from_records, read_csv
+from podium.grading.table import Frame, frame_from_records, read_csv
 
 CLASS_NAMES = (
     "Aortic enlargement",

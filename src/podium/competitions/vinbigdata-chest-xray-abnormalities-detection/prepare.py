@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from podium.competition import _load_hooks
+from podium.competition import load_module
 
-_hooks = _load_hooks(Path(__file__).with_name("hooks.py"))
+_hooks = load_module(Path(__file__).parent, "hooks")
 assert _hooks is not None
 CLASS_NAMES: tuple[str, ...] = _hooks.CLASS_NAMES  # the 15 class names, shared with the answer hooks
 

@@ -19,8 +19,6 @@ old and new settings, and running the interrupted command again resumes it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,13 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.errors import UsageError
+from podium.paths import write_atomic
+from podium.units import size_text, time_text
 
 if TYPE_CHECKING:
     from podium.competition import Competition
-    from podium.run import RunConfig
+    from podium.run.config import RunConfig
     from podium.store import RunStore
 
-__all__ = ["SETTINGS", "Plan", "landed", "plan", "records", "settings_of", "size_text", "time_text", "write"]
+__all__ = ["SETTINGS", "Plan", "Redo", "landed", "plan", "records", "settings_of", "write"]
 
 Redo = Literal["failed", "all"]
 
@@ -50,22 +50,6 @@ SETTINGS = {
     "disk_bytes": "disk cap",
 }
 FILE = "group.json"
-
-
-def time_text(seconds: float) -> str:
-    """Seconds in the largest unit that holds them whole: 36000 -> 10h, 5400 -> 90m, 1.5 -> 1.5s."""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g}{unit}"
-    return f"{seconds:g}s"
-
-
-def size_text(size: int) -> str:
-    """Bytes in the largest binary unit that holds them whole: 17179869184 -> 16G."""
-    for unit, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale}{unit}"
-    return f"{size} bytes"
 
 
 def _value(key: str, value: Any) -> str:
@@ -122,11 +106,7 @@ def read(group_dir: Path) -> dict[str, Any] | None:
 
 def write(group_dir: Path, document: Mapping[str, Any]) -> None:
     """Write group.json atomically."""
-    group_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=group_dir, prefix=f".{FILE}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(document, indent=2) + "\n")
-    os.replace(tmp, group_dir / FILE)
+    write_atomic(group_dir / FILE, json.dumps(document, indent=2) + "\n")
 
 
 def records(rows: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], dict[str, Any]]]:

@@ -7,7 +7,7 @@ The agent checks the format of a submission without learning anything about the 
 
 ``POST /validate`` takes the submission CSV as the body and answers
 ``{"valid": bool, "error": str | None, "warnings": [...]}``: the same check grading applies
-(:func:`podium.validation.validate`, with the ids of the sample submission), never a score. The
+(:func:`podium.grading.validator.validate`, with the ids of the sample submission), never a score. The
 server is given the sample submission only; it does not know where the answers are.
 
 Other answers: ``GET /health`` -> 200 with the body cap (``max_body_bytes``); a call sooner than
@@ -18,23 +18,22 @@ submission. Every ``/validate`` call is appended to ``log_path`` as one JSON lin
 :attr:`ValidationServer.calls`).
 
 The body is bounded like a submission: at most the size cap grading applies
-(:func:`podium.submission_file.size_cap` of the sample submission, unless ``max_body_bytes`` says
+(:func:`podium.grading.files.size_cap` of the sample submission, unless ``max_body_bytes`` says
 otherwise), streamed into a private folder under ``body_dir`` (the run's own folder: by default
 the folder of ``log_path``, never the harness's ``/tmp``), and checked in a child process with
-bounded memory and time (:func:`podium.isolation.validate_isolated`), as grading checks it.
+bounded memory and time (:func:`podium.grading.isolated.validate_isolated`), as grading checks it.
 
 The agent's side is ``sandbox_files/validate_submission.py`` (and its ``.sh`` wrapper), found with
-:func:`sandbox_file`.
+:func:`podium.services.sandbox_file`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
-import socketserver
-import stat
 import tempfile
 import threading
 import time
@@ -42,31 +41,20 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
-from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from podium.competition import Competition
 from podium.errors import InvalidSubmissionError
-from podium.isolation import Limits, validate_isolated
-from podium.submission_file import SubmissionFile, size_cap
+from podium.grading.files import SubmissionFile, size_cap
+from podium.grading.isolated import Limits, validate_isolated
+from podium.services._http import UnixService, send_json
 
-__all__ = ["SANDBOX_FILES", "ValidationServer", "sandbox_file"]
+__all__ = ["NAME_HEADER", "ValidationServer"]
 
-#: The files to copy into the sandbox (at /home/<name>), shipped in ``podium/sandbox_files``.
-SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh")
 #: Header by which the client passes the submission's file name, so the ``.csv`` rule still applies.
 NAME_HEADER = "X-Submission-Name"
 _CHUNK = 1 << 20
-_MAX_UNIX_PATH = 107  # sun_path is 108 bytes on Linux, including the terminating NUL
-
-
-def sandbox_file(name: str) -> Path:
-    """The path of a file shipped for the sandbox (one of :data:`SANDBOX_FILES`)."""
-    if name not in SANDBOX_FILES:
-        raise KeyError(f"{name!r} is not a sandbox file; known: {', '.join(SANDBOX_FILES)}")
-    return Path(str(resources.files("podium") / "sandbox_files" / name))
 
 
 def _now() -> str:
@@ -82,17 +70,8 @@ def _file_name(name: str | None) -> str:
     return base or "submission"
 
 
-class _Server(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, path: str, owner: ValidationServer) -> None:
-        self.owner = owner
-        super().__init__(path, _Handler)
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: Any  # the socket server; ``server.owner`` is the ValidationServer
     server_version = "podium-validation/1"
     timeout = 300  # seconds a read from the client may stall before the connection is dropped
 
@@ -100,17 +79,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-        except OSError:  # the client went away; the call is still logged
-            pass
+        with contextlib.suppress(OSError):  # the client went away; the call is still logged
+            send_json(self, status, payload, headers)
         self.close_connection = True
 
     def do_GET(self) -> None:
@@ -132,8 +102,11 @@ class _Handler(BaseHTTPRequestHandler):
     do_DELETE = do_PATCH = do_PUT
 
 
-class ValidationServer:
+class ValidationServer(UnixService):
     """Serve format validation for one competition on a Unix socket, in a background thread."""
+
+    handler = _Handler
+    thread_name = "podium-validation"
 
     def __init__(
         self,
@@ -147,9 +120,9 @@ class ValidationServer:
         body_dir: Path | None = None,
         limits: Limits | None = None,
     ) -> None:
+        super().__init__(socket_path)
         self.competition = competition
         self.sample_submission = Path(sample_submission)
-        self.socket_path = Path(socket_path)
         self.log_path = Path(log_path)
         self.min_interval_s = float(min_interval_s)
         if max_body_bytes is None:  # what grading accepts: the cap depends on the sample submission
@@ -157,75 +130,22 @@ class ValidationServer:
         self.max_body_bytes = int(max_body_bytes)
         self.body_dir = Path(body_dir) if body_dir is not None else self.log_path.parent
         self.limits = limits
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self._tmp: Path | None = None
         self._lock = threading.Lock()  # guards _busy and _last_end
         self._log_lock = threading.Lock()
         self._busy = False
         self._last_end: float | None = None
 
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        return self._server is not None
-
-    def start(self) -> ValidationServer:
-        """Bind the socket (mode 0666, so any user in the sandbox may connect) and start serving."""
-        if self._server is not None:
-            raise RuntimeError("the validation server is already running")
-        path = str(self.socket_path)
-        if len(os.fsencode(path)) > _MAX_UNIX_PATH:
-            raise ValueError(f"socket path is too long for a Unix socket ({len(path)} > {_MAX_UNIX_PATH}): {path}")
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
-        if self.socket_path.exists() or self.socket_path.is_symlink():
-            if not stat.S_ISSOCK(self.socket_path.lstat().st_mode):
-                raise FileExistsError(f"{path} exists and is not a socket; refusing to replace it")
-            self.socket_path.unlink()  # a stale socket from an earlier run
+    def _open(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path.touch()
         self.body_dir.mkdir(parents=True, exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(prefix=".validation-", dir=self.body_dir))  # mode 0700
-        try:
-            server = _Server(path, self)
-        except BaseException:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-            raise
-        os.chmod(path, 0o666)
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="podium-validation", daemon=True
-        )
-        self._thread.start()
-        return self
 
-    def stop(self) -> None:
-        """Stop serving, remove the socket file and the temporary files. Safe to call twice."""
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-        try:
-            if stat.S_ISSOCK(self.socket_path.lstat().st_mode):
-                self.socket_path.unlink()
-        except FileNotFoundError:
-            pass
+    def _close(self) -> None:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
-
-    def __enter__(self) -> ValidationServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- the log --------------------------------------------------------------------------------
 

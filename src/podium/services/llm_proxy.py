@@ -38,13 +38,9 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
-import socketserver
-import stat
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
@@ -52,104 +48,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from podium.errors import PodiumError
+from podium.agents.llm import LLMConfig, Provider
+from podium.services._http import UnixService, send_json
 
-__all__ = ["PROVIDERS", "LLMConfig", "LLMProxy", "Provider", "parse_llm_config"]
+__all__ = ["BRIDGE_PORT", "MAX_REQUEST_BYTES", "LLMProxy"]
 
+#: The loopback port inside the sandbox where ``llm_bridge.py`` relays to the proxy's socket.
 BRIDGE_PORT = 8399
 MAX_REQUEST_BYTES = 32 << 20
-DEFAULT_MAX_TOKENS_PER_CALL = 16384
 _LINGER_SECONDS = 2.0  # how long a refused request of unknown length may go on sending before the socket closes
 _LINGER_BYTES = 1 << 20
 # The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
 # completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
 _OUTPUT_CAPS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 _UPSTREAM_TIMEOUT_SECONDS = 600
-_MAX_UNIX_PATH = 100
 _DROPPED_REQUEST_HEADERS = {"authorization", "x-api-key", "api-key", "host", "cookie", "content-length", "connection"}
 _FORWARDED_RESPONSE_HEADERS = {"content-type", "request-id", "x-request-id", "openai-processing-ms"}
-
-
-@dataclass(frozen=True)
-class Provider:
-    """Where a provider's API lives, how it takes its key, and which paths its completions use."""
-
-    name: str
-    base_url: str
-    api_key_env: str
-    auth: str  # "bearer" (Authorization: Bearer KEY) or "x-api-key"
-    paths: tuple[str, ...]
-
-
-PROVIDERS = {
-    "openai": Provider(
-        "openai",
-        "https://api.openai.com",
-        "OPENAI_API_KEY",
-        "bearer",
-        ("/v1/chat/completions", "/v1/responses", "/v1/completions", "/v1/embeddings"),
-    ),
-    "anthropic": Provider(
-        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "x-api-key", ("/v1/messages",)
-    ),
-    "openrouter": Provider(
-        "openrouter", "https://openrouter.ai/api", "OPENROUTER_API_KEY", "bearer", ("/v1/chat/completions",)
-    ),
-}
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """An agent's model access: provider, optional base-URL and key-variable overrides, models, budget."""
-
-    provider: Provider
-    models: tuple[str, ...] = ()  # empty: any model the provider serves
-    max_tokens: int | None = None  # input + output tokens per run
-    max_requests: int | None = None
-    max_tokens_per_call: int = DEFAULT_MAX_TOKENS_PER_CALL  # an answer's reservation when its request names no cap
-    bridge: bool = True  # start llm_bridge.py in front of the agent (needs python3 in the sandbox)
-
-    def api_key(self, environ: Mapping[str, str] | None = None) -> str:
-        """The key, from podium's environment (never the agent's)."""
-        key = (environ if environ is not None else os.environ).get(self.provider.api_key_env, "")
-        if not key:
-            raise PodiumError(
-                f"the agent's model access (provider {self.provider.name!r}) needs an API key in podium's environment: "
-                f"set {self.provider.api_key_env}. The agent never sees it; the proxy adds it to each forwarded call."
-            )
-        return key
-
-
-def parse_llm_config(raw: Any, where: str) -> LLMConfig:
-    """The ``llm:`` section of an agent.yaml."""
-    if not isinstance(raw, dict):
-        raise PodiumError(f"{where}: 'llm' must be a mapping such as {{provider: openai, models: [gpt-4o]}}")
-    known = {"provider", "base_url", "api_key_env", "models", "max_tokens", "max_requests", "max_tokens_per_call"}
-    unknown = set(raw) - known - {"bridge"}
-    if unknown:
-        raise PodiumError(f"{where}: unknown key(s) under 'llm': {sorted(unknown)}")
-    name = str(raw.get("provider", ""))
-    if name not in PROVIDERS:
-        raise PodiumError(f"{where}: llm provider {name!r} is not one of {sorted(PROVIDERS)}")
-    provider = PROVIDERS[name]
-    if raw.get("base_url"):
-        url = str(raw["base_url"]).rstrip("/")
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
-            raise PodiumError(f"{where}: llm base_url {url!r} must be an http(s) URL such as https://api.openai.com")
-        provider = Provider(provider.name, url, provider.api_key_env, provider.auth, provider.paths)
-    if raw.get("api_key_env"):
-        provider = Provider(provider.name, provider.base_url, str(raw["api_key_env"]), provider.auth, provider.paths)
-    models = raw.get("models") or ()
-    if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-        raise PodiumError(f"{where}: llm models must be a list of model names")
-    limits: dict[str, Any] = {}
-    for key in ("max_tokens", "max_requests", "max_tokens_per_call"):
-        value = raw.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
-            raise PodiumError(f"{where}: llm {key} must be a positive number, got {value!r}")
-        if value is not None:
-            limits[key] = int(value)
-    return LLMConfig(provider, tuple(models), bridge=bool(raw.get("bridge", True)), **limits)
 
 
 @dataclass
@@ -173,16 +87,8 @@ class _Refused(Exception):
         self.status = status
 
 
-class _Server(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-
-    def __init__(self, path: str, owner: LLMProxy) -> None:
-        self.owner = owner
-        super().__init__(path, _Handler)
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: Any  # the socket server; ``server.owner`` is the LLMProxy
     protocol_version = "HTTP/1.0"  # close-delimited responses: streams pass through as they arrive
     body: bytes | None = None  # the request's body once read to its end
     unread: bool = False  # the request has a body that was not read (unknown length, or over the cap)
@@ -232,53 +138,27 @@ class _Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_GET
 
 
-class LLMProxy:
+class LLMProxy(UnixService):
     """Forward a run's model calls to one provider, with its key, within its budget; log every call."""
 
+    handler = _Handler
+    thread_name = "podium-llm-proxy"
+
     def __init__(self, config: LLMConfig, socket_path: Path, log_path: Path, api_key: str | None = None) -> None:
+        super().__init__(socket_path)
         self.config = config
-        self.socket_path = Path(socket_path)
         self.log_path = Path(log_path)
         self._key = api_key if api_key is not None else config.api_key()
         self._totals = _Totals()
         self._lock = threading.RLock()
         self._settled = threading.Condition(self._lock)  # a call in flight returned: its reservation is free
         self._stopping = False
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------------------
-
-    def start(self) -> LLMProxy:
-        path = str(self.socket_path)
-        if len(path) > _MAX_UNIX_PATH:
-            raise ValueError(f"socket path is too long for a Unix socket ({len(path)} > {_MAX_UNIX_PATH}): {path}")
-        if self.socket_path.exists() and not stat.S_ISSOCK(self.socket_path.lstat().st_mode):
-            raise FileExistsError(f"{path} exists and is not a socket; refusing to replace it")
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
-        self._server = _Server(path, self)
-        os.chmod(path, 0o666)  # the sandbox's user connects
-        self._thread = threading.Thread(target=self._server.serve_forever, name="podium-llm-proxy", daemon=True)
-        self._thread.start()
-        return self
 
     def stop(self) -> None:
-        with self._settled:
+        with self._settled:  # calls waiting for a reservation give up at once
             self._stopping = True
             self._settled.notify_all()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
-
-    def __enter__(self) -> LLMProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     def summary(self) -> dict[str, Any]:
         """What the run used: calls, refusals, tokens, and the budget it had."""
@@ -450,12 +330,7 @@ class LLMProxy:
 
     @staticmethod
     def _reply(handler: _Handler, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        send_json(handler, status, payload)
 
     def _log(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry) + "\n"

@@ -1,34 +1,21 @@
 """Format validation without answers: what the in-sandbox validation endpoint runs.
 
-It applies exactly the check grading applies (``podium.grading.check_submission``), with the
-expected ids taken from the sample submission, and never returns a score.
+It applies exactly the check grading applies (:func:`podium.grading.check.check_submission`), with
+the expected ids taken from the sample submission, and never returns a score.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
-from podium.grading import check_submission, expected_keys, read_submission
-from podium.submission_file import SubmissionFile, open_user_file, size_cap
-from podium.table import read_csv
+from podium.grading.check import check_submission, expected_keys, read_submission
+from podium.grading.files import SubmissionFile, open_user_file, size_cap
+from podium.grading.table import read_csv
+from podium.records import ValidationResult
 
 __all__ = ["ValidationResult", "validate", "validate_file"]
-
-
-@dataclass
-class ValidationResult:
-    """Whether a submission would be accepted for grading, and why not."""
-
-    valid: bool
-    error: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _sample(competition: Competition, sample_submission: str | Path) -> Path:
@@ -41,7 +28,7 @@ def _sample(competition: Competition, sample_submission: str | Path) -> Path:
 def validate(competition: Competition, submission: str | Path, sample_submission: str | Path) -> ValidationResult:
     """Check ``submission`` against the schema and ids of ``sample_submission``.
 
-    The file is opened as :func:`podium.grading.grade` opens it (a regular file, not a link, FIFO,
+    The file is opened as :func:`podium.grading.grader.grade` opens it (a regular file, not a link, FIFO,
     device or directory, under the same size cap) and read and checked by the same functions, so
     both give the same verdict and message on the same file.
     """

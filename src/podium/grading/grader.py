@@ -8,11 +8,9 @@ never reported as the agent's invalid submission.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,24 +19,23 @@ import numpy as np
 
 from podium import competition as registry
 from podium.competition import Competition
-from podium.errors import BrokenAnswersError, DataNotFoundError, InvalidSubmissionError
-from podium.submission import Values, align, as_numpy, check_columns, convert_column, keys_of, numeric_columns, take
-from podium.submission_file import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
-from podium.table import Frame, read_csv
+from podium.errors import BrokenAnswersError, DataNotFoundError, HarnessError, InvalidSubmissionError
+from podium.grading.align import keys_of
+from podium.grading.check import check_submission, convert_columns, read_submission
+from podium.grading.columns import as_numpy, numeric_columns, take
+from podium.grading.files import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
+from podium.grading.table import Frame, read_csv
+from podium.paths import CompetitionPaths, default_data_dir
+from podium.records import GradeReport
 
 __all__ = [
-    "CheckedSubmission",
-    "GradeReport",
+    "SCORE_DECIMALS",
     "answers_path",
-    "check_submission",
-    "default_data_dir",
-    "expected_keys",
     "grade",
     "grade_file",
     "grade_frames",
     "grade_score",
     "load_answers",
-    "read_submission",
     "score_frames",
     "submission_size_cap",
     "unscored_report",
@@ -48,69 +45,6 @@ __all__ = [
 #: An input naming no column: each aligned row's position in the submission file
 #: (``inputs: {file_rows: submission.@row}``), for graders whose result depends on file order.
 FILE_ROW = "@row"
-
-
-def default_data_dir() -> Path:
-    """Where prepared competitions live: ``$PODIUM_DATA_DIR``, else the per-user cache dir."""
-    if env := os.environ.get("PODIUM_DATA_DIR"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "podium" / "data"
-
-
-@dataclass
-class GradeReport:
-    """One graded submission. Field names follow MLE-bench's grading report, plus a few more."""
-
-    competition_id: str
-    competition_version: int
-    score: float | None
-    gold_threshold: float | None
-    silver_threshold: float | None
-    bronze_threshold: float | None
-    median_threshold: float | None
-    any_medal: bool
-    gold_medal: bool
-    silver_medal: bool
-    bronze_medal: bool
-    above_median: bool
-    submission_exists: bool
-    valid_submission: bool
-    is_lower_better: bool
-    created_at: str
-    submission_path: str
-    error: str | None = None
-    percentile: float | None = None
-    rank: int | None = None
-    n_teams: int | None = None
-    leaderboard: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    #: The same submission graded by the competition's other versions that share its data (a version
-    #: that corrects only the metric), so the published and the corrected score sit side by side.
-    other_versions: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def summary(self) -> dict[str, Any]:
-        """The version, score and placement only (what ``other_versions`` holds for each version)."""
-        return {key: getattr(self, key) for key in SUMMARY_FIELDS}
-
-
-#: The fields of a grade that ``GradeReport.summary`` keeps.
-SUMMARY_FIELDS = (
-    "competition_version",
-    "score",
-    "valid_submission",
-    "error",
-    "any_medal",
-    "gold_medal",
-    "silver_medal",
-    "bronze_medal",
-    "above_median",
-    "percentile",
-    "rank",
-)
 #: Scores are rounded to this many decimals before they are placed on the leaderboard, as the
 #: published grader does (a score within 5e-6 of a threshold earns the medal there too).
 SCORE_DECIMALS = 5
@@ -118,7 +52,7 @@ SCORE_DECIMALS = 5
 
 def answers_path(competition: Competition, data_dir: Path) -> Path:
     """Where the private answers of a prepared competition live; raises if they are absent."""
-    path = data_dir / competition.id / "prepared" / "private" / competition.answers
+    path = CompetitionPaths(data_dir, competition.id).private / competition.answers
     if not path.exists():
         raise DataNotFoundError(
             f"answers for {competition.id} not found at {path}; prepare the competition "
@@ -130,10 +64,10 @@ def answers_path(competition: Competition, data_dir: Path) -> Path:
 def load_answers(competition: Competition, data_dir: Path) -> Frame:
     """Read the private answers of a prepared competition."""
     path = answers_path(competition, data_dir)
-    hooks = competition.hooks
+    load = competition.hook("load_answers")
     try:
-        if hooks is not None and hasattr(hooks, "load_answers"):
-            frame: Frame = hooks.load_answers(path)
+        if load is not None:
+            frame: Frame = load(path)
             return frame
         used = (
             {a for _, a in competition.targets}
@@ -143,37 +77,6 @@ def load_answers(competition: Competition, data_dir: Path) -> Frame:
         return read_csv(path, what="answers", numeric=numeric_columns([competition.answer_column(n) for n in used]))
     except InvalidSubmissionError as exc:
         raise BrokenAnswersError(f"answers file {path} is unreadable: {exc}") from exc
-
-
-def _convert(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, Values]:
-    """Convert the columns the grader needs, by kind; answers that fail are a harness error."""
-    if answers:
-        needed = [a for _, a in competition.targets] + list(competition.id_columns)
-        needed += [c.name for c in competition.answer_columns]
-        if competition.metric.where:
-            needed.append(competition.metric.where["column"])
-        lookup = competition.answer_column
-    else:
-        needed = list(competition.column_names)
-        lookup = competition.column
-    needed = list(dict.fromkeys(needed))
-    missing = [n for n in needed if n not in frame.names]
-    if answers and missing:
-        raise BrokenAnswersError(f"{competition.id} answers lack column(s) {missing}")
-    out: dict[str, Values] = {}
-    for name in needed:
-        try:
-            out[name] = convert_column(lookup(name), frame.arrow(name), cell_caps=not answers)
-        except InvalidSubmissionError as exc:
-            if answers:
-                raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
-            text = frame.text(name)
-            if text is None:
-                raise
-            # parsed while reading: the check of the cells as written says what is wrong, so the
-            # verdict and the message are those of the text check, however the file was read
-            out[name] = convert_column(lookup(name), text)
-    return out
 
 
 def _stack(columns: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
@@ -198,53 +101,9 @@ def _where(spec: Mapping[str, Any], answers: Mapping[str, np.ndarray]) -> np.nda
     return np.asarray(values != spec["not_equals"], dtype=bool)
 
 
-@dataclass
-class CheckedSubmission:
-    """A submission that passed every rule, aligned row by row with the expected rows."""
-
-    columns: dict[str, Values]
-    expected_order: np.ndarray
-    warnings: list[str]
-    file_rows: np.ndarray | None = None  # the submission's row (0-based, header excluded) of each aligned row
-
-
-def check_submission(competition: Competition, frame: Frame, expected_keys: Values) -> CheckedSubmission:
-    """The one submission check, shared by validation (keys of the sample submission) and grading
-    (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
-    warnings = check_columns(competition, frame)
-    submission = _convert(competition, frame, answers=False)
-    matching = competition.matching
-    id_label = "/".join(competition.id_columns)
-    alignment = align(
-        expected_keys,
-        keys_of(submission, competition.id_columns),
-        duplicate_ids=bool(matching.get("duplicate_ids")),
-        extra_ids=bool(matching.get("extra_ids")),
-        id_label=id_label,
-    )
-    if alignment.ignored_extra_rows:
-        warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
-    aligned = {k: take(v, alignment.submission_order) for k, v in submission.items()}
-    _check_row_sums(competition, aligned, alignment.submission_order)
-    return CheckedSubmission(aligned, alignment.answer_order, warnings, alignment.submission_order)
-
-
-def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> Values:
-    """Row keys of the answers (``answers=True``) or of the sample submission."""
-    lookup = competition.answer_column if answers else competition.column
-    converted = {}
-    for name in competition.id_columns:
-        try:
-            converted[name] = convert_column(lookup(name), frame.arrow(name))
-        except (InvalidSubmissionError, KeyError) as exc:
-            what = "answers" if answers else "sample submission"
-            raise BrokenAnswersError(f"{competition.id}: the {what} id column {name!r} is unusable: {exc}") from exc
-    return keys_of(converted, competition.id_columns)
-
-
 def score_frames(competition: Competition, answers_frame: Frame, submission_frame: Frame) -> tuple[float, list[str]]:
     """Check a submission against the answers and score it; returns (score, warnings)."""
-    converted = _convert(competition, answers_frame, answers=True)
+    converted = convert_columns(competition, answers_frame, answers=True)
     checked = check_submission(competition, submission_frame, keys_of(converted, competition.id_columns))
     spec = competition.metric
     used_answers = {a for _, a in competition.targets} | _input_columns(spec.inputs, "answers")
@@ -268,6 +127,12 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     gc.disable()
     try:
         value = spec.metric.fn(y_true, y_pred, **inputs, **spec.options)
+    except InvalidSubmissionError:  # what only the metric can see (an RLE past the image, a wrong cell list)
+        raise
+    except ValueError as exc:  # anything else it refuses in rows that passed every check is podium's problem
+        raise HarnessError(
+            f"{competition.ref}: the metric {spec.name} could not score the checked rows: {exc}"
+        ) from exc
     finally:
         if collecting:
             gc.enable()
@@ -283,51 +148,6 @@ def _input_columns(inputs: Mapping[str, Any], side: str) -> set[str]:
         elif side in spec:
             names.update(spec[side])
     return names
-
-
-def _row_sums_ok(sums: np.ndarray, rule: Mapping[str, Any]) -> tuple[np.ndarray, str]:
-    """Which row sums pass the declared rule, and the rule in words.
-
-    ``mode: abs`` (default): |sum - 1| <= ``tolerance``. ``mode: isclose``: numpy ``isclose(sum,
-    1, rtol, atol)``, i.e. |sum - 1| <= atol + rtol. ``mode: round``: the sum rounded to
-    ``decimals`` equals 1, with numpy's rounding (pandas ``Series.round``) or, with ``rounding:
-    python``, Python's ``round``.
-    """
-    mode = rule.get("mode", "abs")
-    if mode == "abs":
-        tolerance = float(rule.get("tolerance", 1e-6))
-        return np.abs(sums - 1.0) <= tolerance, f"|sum - 1| <= {tolerance:g}"
-    if mode == "isclose":
-        rtol, atol = float(rule.get("rtol", 1e-5)), float(rule.get("atol", 1e-8))
-        return np.isclose(sums, 1.0, rtol=rtol, atol=atol), f"|sum - 1| <= {atol:g} + {rtol:g}"
-    if mode == "round":
-        decimals = int(rule["decimals"])
-        if rule.get("rounding", "numpy") == "python":
-            ok = np.fromiter((round(s, decimals) == 1 for s in sums.tolist()), dtype=bool, count=sums.size)
-        else:
-            ok = np.round(sums, decimals) == 1
-        return ok, f"the sum rounded to {decimals} decimals equals 1"
-    raise ValueError(f"unknown row_sum mode {mode!r}")
-
-
-def _check_row_sums(competition: Competition, submission: Mapping[str, np.ndarray], file_rows: np.ndarray) -> None:
-    rule = competition.checks.get("row_sum")
-    if not rule:
-        return
-    names = list(rule["columns"])
-    sums = np.array(as_numpy(submission[names[0]]), dtype=np.float64)
-    for name in names[1:]:  # column by column, left to right: the order pandas' row sum adds in
-        sums = sums + as_numpy(submission[name])
-    ok, stated = _row_sums_ok(sums, rule)
-    if not ok.all():
-        bad = np.flatnonzero(~ok)
-        order = np.argsort(file_rows[bad], kind="stable")[:5]
-        examples = [f"row {int(file_rows[bad[i]]) + 2}: sum {sums[bad[i]]:.10f}" for i in order]
-        raise InvalidSubmissionError(
-            f"probabilities over {len(names)} columns must sum to 1 on every row ({stated}); {bad.size} row(s) do not",
-            examples=examples,
-            fix="normalise each row (divide every probability by the row's sum)",
-        )
 
 
 def _report(
@@ -409,21 +229,14 @@ def unscored_report(competition: Competition, path: str | Path, *, exists: bool,
 
 
 def submission_size_cap(competition: Competition, data_dir: Path) -> int:
-    """The largest submission file accepted: :func:`podium.submission_file.size_cap` of the sample
+    """The largest submission file accepted: :func:`podium.grading.files.size_cap` of the sample
     submission (of the answers where no sample submission is prepared), as validation applies it."""
-    sample = data_dir / competition.id / "prepared" / competition.sample_submission
+    sample = CompetitionPaths(data_dir, competition.id).prepared / competition.sample_submission
     try:
         reference = os.stat(sample).st_size
     except OSError:
         reference = os.stat(answers_path(competition, data_dir)).st_size
     return size_cap(reference)
-
-
-def read_submission(competition: Competition, file: SubmissionFile) -> Frame:
-    """Read an open submission the one way validation and grading both read it."""
-    if not file.name.lower().endswith(".csv"):
-        raise InvalidSubmissionError(f"the submission must be a .csv file, got {file.name}")
-    return read_csv(file, numeric=numeric_columns(competition.columns, submission=True))
 
 
 def grade_score(competition: Competition, score: float, submission_path: str | Path = "") -> GradeReport:
@@ -439,7 +252,7 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
     The path may lead anywhere, but the file itself must be a regular file (a symbolic link, FIFO,
     device or directory is refused) no larger than :func:`submission_size_cap`. This runs in the
     calling process; an agent's submission is graded with
-    :func:`podium.isolation.grade_isolated`, which opens it inside the run's folder and bounds
+    :func:`podium.grading.isolated.grade_isolated`, which opens it inside the run's folder and bounds
     the memory and time grading may take.
     """
     data = Path(data_dir) if data_dir else default_data_dir()
@@ -456,7 +269,7 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
 def grade_file(
     competition: Competition, file: SubmissionFile, data_dir: str | Path | None = None, *, answers: Frame | None = None
 ) -> GradeReport:
-    """Grade an opened submission (see :mod:`podium.submission_file`) against the prepared answers."""
+    """Grade an opened submission (see :mod:`podium.grading.files`) against the prepared answers."""
     data = Path(data_dir) if data_dir else default_data_dir()
     if answers is None:
         answers = load_answers(competition, data)
@@ -477,8 +290,8 @@ def grade_file(
 
 def _prepared_version(competition: Competition, data_dir: Path) -> int | None:
     """The version recorded by `podium prepare` (None for data prepared elsewhere)."""
-    marker = data_dir / competition.id / "prepared" / "podium.json"
-    if not marker.is_file():
+    record = CompetitionPaths(data_dir, competition.id).record()
+    if record is None:
         return None
-    version = json.loads(marker.read_text(encoding="utf-8")).get("version")
+    version = record.get("version")
     return int(version) if version is not None else None

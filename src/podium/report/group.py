@@ -2,7 +2,7 @@
 
 For each agent and seed, each rate is the share of the run group's competitions (in %); the table
 reports the mean of those per-seed rates and its standard error over seeds, by the published
-aggregation's rules (``podium.aggregate``, which ``podium report`` uses over splits and groups).
+aggregation's rules (:mod:`podium.report.aggregate`, which ``podium report`` uses over splits and groups).
 
 Every report names the definitions it grades by: the published ones (version 1 of every
 competition, comparable with the paper and the leaderboard) or later versions. Where a later
@@ -13,14 +13,15 @@ shows the corrected scores and rates beside the published ones.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_report", "write_text"]
+from podium.paths import write_atomic
+from podium.records import MEDAL_FLAGS, MEDALS
+
+__all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_group_report", "write_report"]
 
 #: (column in the index, label in the table)
 RATES = (
@@ -50,10 +51,10 @@ def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Per agent: every rate as {mean, sem, ci_lower, ci_upper} in %, by the published aggregation's rules.
 
     The competitions are those the agent's rows cover; seed i is each competition's i-th run in seed
-    order, and only seeds complete over all of them count (``podium.aggregate``); the SEM is 0.0 with
-    one seed, as the published script gives it.
+    order, and only seeds complete over all of them count (:mod:`podium.report.aggregate`); the SEM is
+    0.0 with one seed, as the published script gives it.
     """
-    from podium.aggregate import published
+    from podium.report.aggregate import published
 
     by_agent: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -81,7 +82,7 @@ def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _fmt(rate: Mapping[str, float], seeds: int) -> str:
+def _rate_text(rate: Mapping[str, float], seeds: int) -> str:
     return f"{rate['mean']:.1f}" if seeds < 2 else f"{rate['mean']:.1f} ± {rate['sem']:.1f}"
 
 
@@ -107,14 +108,14 @@ def _rates_table(summary: Mapping[str, Any]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for agent, data in summary.items():
         cells = [agent, str(data["seeds"]), str(data["competitions"])] + [
-            _fmt(data["rates"][label], data["seeds"]) for _, label in RATES
+            _rate_text(data["rates"][label], data["seeds"]) for _, label in RATES
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def _medal(row: Mapping[str, Any]) -> str:
-    return next((m for m in ("gold", "silver", "bronze") if row[f"{m}_medal"]), "-")
+    return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if row[flag]), "-")
 
 
 def _score(value: float | None) -> str:
@@ -180,15 +181,6 @@ def _failures_markdown(failures: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def write_report(
     folder: Path,
     group: str,
@@ -198,7 +190,7 @@ def write_report(
 ) -> tuple[Path, Path]:
     """Write report.json and report.md for a run group; returns both paths.
 
-    ``failures`` (from :func:`podium.run.agent_failures`) lists the runs whose agent crashed or made
+    ``failures`` (from :func:`podium.run.outcome.agent_failures`) lists the runs whose agent crashed or made
     no valid submission, with how it ended and the last lines of its stderr.
     """
     folder.mkdir(parents=True, exist_ok=True)
@@ -213,7 +205,22 @@ def write_report(
         "agent_failures": [dict(f) for f in failures],
     }
     json_path, md_path = folder / "report.json", folder / "report.md"
-    write_text(json_path, json.dumps(data, indent=2) + "\n")
+    write_atomic(json_path, json.dumps(data, indent=2) + "\n")
     markdown = _markdown(group, rows, summary, leaderboards) + "\n".join(_failures_markdown(failures))
-    write_text(md_path, markdown.rstrip("\n") + "\n")
+    write_atomic(md_path, markdown.rstrip("\n") + "\n")
     return json_path, md_path
+
+
+def write_group_report(runs_dir: Path, group: str) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """Write the report of every run in ``runs_dir/group`` (from the index); (json, md, the index rows)."""
+    from podium import competition as registry
+    from podium.run.outcome import agent_failures
+    from podium.store import RunStore
+
+    rows = RunStore(runs_dir).rows(group)
+    boards = {}
+    for row in rows:
+        comp = registry.get(row["competition_id"], row["competition_version"])
+        boards[comp.id] = comp.leaderboard.source if comp.leaderboard else "none"
+    json_path, md_path = write_report(runs_dir / group, group, rows, boards, failures=agent_failures(rows))
+    return json_path, md_path, rows

@@ -3,10 +3,10 @@
 Whatever an agent writes, checking it must neither take the harness's memory nor hang it, so
 ``podium run`` grades with :func:`grade_isolated` and the validation endpoint checks with
 :func:`validate_isolated`: the submission is opened here (safely, see
-:mod:`podium.submission_file`), and its descriptor is handed to a fresh ``python -m
-podium.isolation`` whose data segment is capped (``RLIMIT_DATA``, with ``RLIMIT_AS`` as a
+:mod:`podium.grading.files`), and its descriptor is handed to a fresh ``python -m
+podium.grading.isolated`` whose data segment is capped (``RLIMIT_DATA``, with ``RLIMIT_AS`` as a
 backstop) and which is killed after a wall-clock limit. The child reads and checks the file
-exactly as :func:`podium.grading.grade` and :func:`podium.validation.validate` do, in-process.
+exactly as :func:`podium.grading.grader.grade` and :func:`podium.grading.validator.validate` do, in-process.
 
 What comes back:
 
@@ -38,15 +38,10 @@ import podium
 from podium import errors
 from podium.competition import Competition
 from podium.errors import HarnessError, InvalidSubmissionError
-from podium.grading import (
-    GradeReport,
-    answers_path,
-    default_data_dir,
-    submission_size_cap,
-    unscored_report,
-)
-from podium.submission_file import NoSubmissionError, SubmissionFile, open_submission
-from podium.validation import ValidationResult
+from podium.grading.files import NoSubmissionError, SubmissionFile, open_submission
+from podium.grading.grader import answers_path, submission_size_cap, unscored_report
+from podium.paths import default_data_dir
+from podium.records import GradeReport, ValidationResult
 
 __all__ = [
     "GRADING_TIMEOUT_S",
@@ -78,7 +73,7 @@ def _out_of_memory(text: str) -> bool:
 def default_memory_bytes() -> int:
     """``PODIUM_GRADING_MEMORY`` (``8G``, ``512M`` or bytes), else half the memory, in [2, 16] GiB."""
     if text := os.environ.get("PODIUM_GRADING_MEMORY"):
-        from podium.agents import parse_size
+        from podium.units import parse_size
 
         size = parse_size(text)
         assert size is not None
@@ -153,7 +148,7 @@ def validate_isolated(
     *,
     limits: Limits | None = None,
 ) -> ValidationResult:
-    """:func:`podium.validation.validate_file` on an opened submission, in a child process with
+    """:func:`podium.grading.validator.validate_file` on an opened submission, in a child process with
     bounded memory and time (what the validation endpoint runs on each body)."""
     limits = limits or Limits.default(VALIDATION_TIMEOUT_S)
     job = {"task": "validate", "competition": competition.ref, "sample": os.fsdecode(sample_submission)}
@@ -172,7 +167,7 @@ def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits) -> dict[str,
     env.setdefault("OPENBLAS_NUM_THREADS", "1")  # its per-thread buffers would count against the cap
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen(
-            [sys.executable, "-m", "podium.isolation"],
+            [sys.executable, "-m", "podium.grading.isolated"],
             stdin=subprocess.PIPE,
             stdout=out,
             stderr=err,
@@ -246,10 +241,10 @@ def _work(job: dict[str, Any]) -> dict[str, Any]:
     competition = registry.get(job["competition"])
     file = SubmissionFile(job["fd"], job["path"], job["size"])
     if job["task"] == "grade":
-        from podium.grading import grade_file
+        from podium.grading.grader import grade_file
 
         return {"kind": "report", "report": grade_file(competition, file, Path(job["data_dir"])).to_dict()}
-    from podium.validation import validate_file
+    from podium.grading.validator import validate_file
 
     return {"kind": "result", "result": validate_file(competition, file, job["sample"]).to_dict()}
 

@@ -1,7 +1,7 @@
 """Reading CSV files robustly into named numpy columns.
 
 Every cell is read as text first (so ``"00012"`` and ``"NA"`` survive as written), then each
-declared column is converted by its kind in :mod:`podium.submission`. Handles a UTF-8 byte-order
+declared column is converted by its kind in :mod:`podium.grading.columns`. Handles a UTF-8 byte-order
 mark, non-UTF-8 encodings (cp1252 / latin-1), quoted fields with embedded newlines and commas, and
 whitespace around header names.
 """
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from podium.errors import InvalidSubmissionError, quote, shorten
-from podium.submission_file import SubmissionFile, open_trusted
+from podium.grading.files import SubmissionFile, open_trusted
 
 __all__ = ["Frame", "frame_from_records", "from_numpy", "read_csv", "strings", "to_numpy", "write_csv"]
 
@@ -225,7 +225,7 @@ def read_csv(
 ) -> Frame:
     """Read a CSV file into a :class:`Frame` of text columns.
 
-    ``source`` is a path (podium's own files) or an open :class:`~podium.submission_file.SubmissionFile`
+    ``source`` is a path (podium's own files) or an open :class:`~podium.grading.files.SubmissionFile`
     (a submission, opened safely; it must stay open while the frame is checked).
 
     Columns named in ``numeric`` (name -> "float" or "int") are parsed while reading (empty and

@@ -1,0 +1,74 @@
+"""The ``podium`` command line.
+
+    podium list [--split NAME] [--json]
+    podium show ID[@VERSION] [--json]
+    podium grade-sample SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
+    podium validate SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
+    podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
+    podium prepare -c ID | --split NAME | --all | --list FILE [--data-dir DIR] [--from PATH] [--keep-raw] [--force]
+    podium verify [-c ID | --split NAME] [--data-dir DIR]
+    podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h]
+               [--run-group NAME] [--redo failed|all] ...
+    podium example [--split NAME] [--output-dir DIR]
+    podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
+    podium --version
+
+Heavy modules are imported inside each command, so ``grade-sample`` loads only what its
+competition's metric needs.
+
+Exit status: 0 done; 1 done, but the outcome is a failure (an invalid submission, no run of a batch
+made a submission, a run could not run, a verify mismatch, a failed prepare); 2 a usage error or
+anything podium refuses with a message (``podium: error: ...``, one line with the fix); 70 a bug
+in podium (its traceback, and a line saying so); 130 interrupted (Ctrl-C); 141 the reader of the
+output went away (``podium list | head``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from podium.cli.commands import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE
+from podium.cli.parser import build_parser, join_values
+from podium.errors import PodiumError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one podium command; returns its exit status (see the module docstring)."""
+    try:
+        try:
+            code = _main(sys.argv[1:] if argv is None else argv)
+        except SystemExit as exit_:  # argparse: --help, --version, a usage error
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else EXIT_USAGE)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # the reader went away (podium list | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str]) -> int:
+    try:
+        args = build_parser().parse_args(join_values(argv))
+        code: int = args.fn(args)
+        return code
+    except PodiumError as exc:
+        print(f"podium: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\npodium: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        raise
+    except Exception:
+        traceback.print_exc()
+        print(
+            "podium: internal error: the traceback above is a bug in podium, not a problem with your input; "
+            "please report it with the command you ran",
+            file=sys.stderr,
+        )
+        return EXIT_BUG

@@ -1,0 +1,316 @@
+"""What each ``podium`` command does: one function per command, which calls the package that does the
+work and prints what it returns. Heavy modules are imported inside each command, so ``grade-sample``
+loads only what its competition's metric needs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.run import Batch, RunConfig
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_BUG",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "cmd_example",
+    "cmd_grade",
+    "cmd_grade_sample",
+    "cmd_list",
+    "cmd_prepare",
+    "cmd_report",
+    "cmd_run",
+    "cmd_show",
+    "cmd_validate",
+    "cmd_verify",
+]
+
+EXIT_FAILED, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 1, 2, 70, 130, 141
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))  # -inf scores print as -Infinity
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=False)).rstrip() for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+
+    comps = registry.load_all(args.split, latest=args.latest)
+    if args.json:
+        _print_json([c.to_dict() for c in comps])
+        return 0
+    rows = [
+        [
+            c.id,
+            c.complexity,
+            c.metric.name,
+            "higher" if c.higher_is_better else "lower",
+            str(c.leaderboard.n_teams) if c.leaderboard else "-",
+            "yes" if c.awards_medals else "no",
+            str(c.version),
+        ]
+        for c in comps
+    ]
+    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "kaggle medals", "version"]))
+    print(f"\n{len(comps)} competition(s) in split {args.split!r}; {_definitions(args.latest)}")
+    return 0
+
+
+def _definitions(latest: bool) -> str:
+    """How the versions were chosen, in the words every report uses."""
+    if latest:
+        return "latest definitions (--latest: the newest version of each competition)"
+    return "published definitions (version 1 of each competition, as MLE-bench grades it; --latest for the newest)"
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+
+    comp = registry.get(args.id, latest=args.latest)
+    data = comp.to_dict()
+    if args.json:
+        _print_json(data)
+        return 0
+    kind = "the published definition" if comp.is_published else "a corrected definition"
+    print(f"{comp.name} ({comp.ref}, {kind}; versions {', '.join(map(str, comp.versions))})")
+    for key in (
+        "complexity",
+        "data_kind",
+        "metric",
+        "metric_options",
+        "higher_is_better",
+        "id_columns",
+        "target_columns",
+        "answers",
+        "sample_submission",
+        "sample_submission_score",
+        "n_teams",
+        "gold_threshold",
+        "silver_threshold",
+        "bronze_threshold",
+        "median_threshold",
+        "awards_medals",
+    ):
+        print(f"  {key:24} {data[key]}")
+    if comp.changes:
+        print(f"  {'changes':24} {comp.changes}")
+    if not comp.awards_medals:
+        print("  Kaggle awarded no medals in this competition; podium places medals by the thresholds all the same,")
+        print("  as the published benchmark does")
+    for version in comp.versions:
+        if version != comp.version:
+            other = registry.get(comp.id, version)
+            shared = " (grades the same data)" if version in comp.same_data_versions else ""
+            what = other.changes or "the published definition"
+            print(f"  version {version}{shared}: {what}")
+    for note in comp.notes:
+        print(f"  note: {note}")
+    if comp.leaderboard is None:
+        print("  no Kaggle leaderboard: medals and percentiles are unavailable")
+    elif comp.leaderboard.source != "kaggle":
+        print(f"  leaderboard: {comp.leaderboard.source} (not a Kaggle leaderboard; medals are against it)")
+    return 0
+
+
+def cmd_grade_sample(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.grading import grade
+
+    report = grade(registry.get(args.id, latest=args.latest), args.submission, args.data_dir)
+    _print_json(report.to_dict())
+    return 0 if report.valid_submission else 1
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.grading import validate
+    from podium.paths import CompetitionPaths, default_data_dir
+
+    comp = registry.get(args.id, latest=args.latest)
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    result = validate(comp, args.submission, CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission)
+    _print_json(result.to_dict())
+    return 0 if result.valid else 1
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from podium.grading import grade_jsonl
+
+    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir, latest=args.latest)
+    print(f"wrote {path}")
+    return 0
+
+
+def _selected(args: argparse.Namespace) -> list[str]:
+    from podium import competition as registry
+
+    if getattr(args, "list", None):
+        if not Path(args.list).is_file():
+            raise UsageError(f"--list {args.list}: no such file. Fix: give a file with one competition id per line")
+        names = [line.strip() for line in Path(args.list).read_text(encoding="utf-8").splitlines()]
+        return [n for n in names if n and not n.startswith("#")]
+    if getattr(args, "all", False):
+        return registry.ids()
+    if args.split:
+        return registry.split_ids(args.split)
+    if args.competition:
+        return list(args.competition)
+    raise UsageError("name what to prepare: -c ID (repeatable), --split NAME, --all or --list FILE")
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.data.prepare import needs_download, prepare_many
+    from podium.paths import default_data_dir
+
+    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    source = Path(args.source) if args.source else None
+    download = None
+    if source is None:
+        from podium.data import kaggle
+
+        missing = needs_download(comps, data_dir, force=args.force)
+        if missing:
+            pending = kaggle.preflight([c.id for c in missing])
+            if pending:
+                print(kaggle.rules_message(pending), file=sys.stderr)
+                return EXIT_USAGE
+        download = kaggle.download
+    outcomes = prepare_many(
+        comps,
+        data_dir,
+        source_dir=source,
+        force=args.force,
+        keep_raw=args.keep_raw,
+        obfuscated=args.obfuscated,
+        download=download,
+    )
+    rows = [[o.competition_id, o.status, f"{o.seconds:.1f}s", o.detail] for o in outcomes]
+    print(_table(rows, ["competition", "status", "time", "detail"]))
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("prepared", "skipped", "failed")}
+    print(
+        f"\n{counts['prepared']} prepared, {counts['skipped']} skipped, {counts['failed']} failed (data in {data_dir})"
+    )
+    return 1 if counts["failed"] else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.data.verify import verify
+    from podium.paths import default_data_dir
+
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    refs = (
+        registry.split_ids(args.split)
+        if args.split
+        else (list(args.competition) if args.competition else registry.ids())
+    )
+    results = [verify(registry.get(ref, latest=args.latest), data_dir) for ref in refs]
+    results = [r for r in results if args.competition or args.split or r.status != "not prepared"]
+    print(
+        _table(
+            [[r.competition_id, r.status, "; ".join(r.problems)[:160]] for r in results],
+            ["competition", "status", "problems"],
+        )
+    )
+    return 1 if any(r.status == "mismatch" for r in results) else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from podium import competition as registry
+    from podium.agents import load_agent
+    from podium.data.prepare import prepare_offline
+    from podium.paths import default_data_dir
+    from podium.run import RunConfig, run_batch
+
+    refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
+    comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
+    if not comps:
+        raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    agent = load_agent(args.agent)
+    cpus = args.cpus if args.cpus is not None else agent.cpus
+    here = len(os.sched_getaffinity(0))
+    if cpus is not None and cpus > here:
+        print(f"podium: warning: {cpus:g} CPUs per run, but this machine gives podium {here}", file=sys.stderr)
+    prepare_offline(comps, data_dir)
+    config = RunConfig(
+        agent=agent,
+        seeds=args.seeds,
+        time_limit=args.time_limit,
+        sandbox=args.sandbox,
+        cpus=cpus,
+        memory_bytes=args.memory if args.memory is not None else agent.memory_bytes,
+        disk_bytes=args.disk if args.disk is not None else agent.disk_bytes,
+        gpus=args.gpus if args.gpus is not None else (agent.gpus or 0),
+        run_group=args.run_group,
+        data_dir=data_dir,
+        runs_dir=Path(args.runs_dir),
+        workers=args.workers,
+    )
+    batch = run_batch(config, comps, redo=args.redo)
+    return _report_batch(config, batch)
+
+
+def _report_batch(config: RunConfig, batch: Batch) -> int:
+    """Write and print the group's report (every run in the group); the exit status of the batch."""
+    from podium.report.group import write_group_report
+    from podium.run.outcome import agent_failures, no_submission_message
+
+    json_path, md_path, rows = write_group_report(config.runs_dir, config.run_group)
+    print(md_path.read_text(encoding="utf-8"))
+    print(f"report: {md_path} and {json_path}")
+    if batch.interrupted:
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if batch.not_run:
+        print(
+            f"podium: error: {len(batch.not_run)} run(s) could not run ({', '.join(batch.not_run[:5])}; why is "
+            "above); rerun the same command to retry them",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    named = {(c.id, s) for c, s in batch.pairs}
+    mine = [r for r in rows if (r["competition_id"], r["seed"]) in named]
+    if mine and not any(r["submission_exists"] for r in mine):
+        print(no_submission_message(agent_failures(mine), len(mine)), file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def cmd_example(args: argparse.Namespace) -> int:
+    from podium.grading import run_example
+
+    return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from podium.paths import write_atomic
+    from podium.report import build_report, load_inputs, render
+
+    inputs = load_inputs(args.paths, args.label or ())
+    report = build_report(inputs, split=args.split, seeds=args.seeds, pad_missing=args.pad_missing)
+    text = render(report, args.format)
+    if args.output:
+        write_atomic(Path(args.output), text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,306 @@
+"""The ``podium`` command line's parser: every command, its flags and their defaults, and the value checks.
+
+Every limit is checked here, before anything is created, with one line that names the value and the
+fix; every help shows its defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from podium import __version__
+from podium.cli import commands
+from podium.cli.commands import EXIT_USAGE
+from podium.competition import SPLITS
+from podium.errors import PodiumError
+
+__all__ = ["build_parser", "join_values"]
+
+
+def _number(text: str) -> float:
+    """A finite number, or NaN for anything else (words, inf, nan)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def _time_limit(text: str) -> float:
+    """A wall-clock limit: a positive number with a unit s, m, h or d (seconds without one)."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in units else "s"
+    number = _number(value[:-1] if value[-1:] in units else value)
+    if math.isnan(number):
+        raise argparse.ArgumentTypeError(f"cannot read the time limit {text!r}; write it like 24h, 90m, 30s or 2d")
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be positive, got {text}")
+    return number * units[unit]
+
+
+def _size(what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        from podium.units import parse_size
+
+        try:
+            size = parse_size(text)
+        except PodiumError:
+            raise argparse.ArgumentTypeError(
+                f"cannot read the {what} {text!r}; write it like 16G, 512M or a number of bytes"
+            ) from None
+        if size is None or size <= 0:
+            raise argparse.ArgumentTypeError(f"the {what} must be positive, got {text}")
+        return size
+
+    return parse
+
+
+def _cpus(text: str) -> float:
+    value = _number(text)
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"cannot read the CPU count {text!r}; write a number of cores, like 2 or 0.5")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the CPUs per run must be more than 0, got {text}")
+    return value
+
+
+def _count(least: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"the {what} must be a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"the {what} must be at least {least}, got {text}")
+        return value
+
+    return parse
+
+
+#: Options of `run` whose values may look like options (a negative number): ``--time-limit -5m``.
+_VALUE_OPTIONS = ("--time-limit", "--memory", "--disk", "--cpus", "--seeds", "--workers", "--gpus")
+
+
+def join_values(argv: Sequence[str]) -> list[str]:
+    """``--time-limit -5m`` -> ``--time-limit=-5m``, so that argparse hands the value to our check."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + list(argv[i:])
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in _VALUE_OPTIONS and following.startswith("-") and not following.startswith("--") and following != "-":
+            out.append(f"{arg}={following}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _latest_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="an id without @N means its newest version (corrected data and metric); default: version 1, "
+        "the published definition",
+    )
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that names each option's default, unless its text already does."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with defaults in every help and errors on one line (subcommands' parsers are of this class too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"podium: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="podium", description="Benchmark harness for ML-engineering agents.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list competitions")
+    p.add_argument("--split", default="all", help=", ".join(SPLITS))
+    p.add_argument("--json", action="store_true")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_list)
+
+    p = sub.add_parser("show", help="show one competition")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--json", action="store_true")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_show)
+
+    p = sub.add_parser("grade-sample", help="grade one submission file and print the report as JSON")
+    p.add_argument("submission", help="the submission CSV")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_grade_sample)
+
+    p = sub.add_parser(
+        "validate", help="check a submission's format against the sample submission (no answers, no score)"
+    )
+    p.add_argument("submission", help="the submission CSV")
+    p.add_argument("id", help="competition id, optionally id@VERSION")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_validate)
+
+    p = sub.add_parser("grade", help="grade every submission listed in a JSONL file")
+    p.add_argument(
+        "--submission", required=True, help='JSONL: one {"competition_id": ..., "submission_path": ...} per line'
+    )
+    p.add_argument("--output-dir", required=True, help="where the grading report is written")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_grade)
+
+    p = sub.add_parser(
+        "run", help="run an agent on competitions in a sandbox, grade, and report (default: the offline practice suite)"
+    )
+    p.add_argument("--agent", default="baseline", help="a built-in agent (dummy, baseline) or a folder with agent.yaml")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--competitions", help="comma-separated competition ids")
+    which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
+    p.add_argument("--seeds", type=_count(1, "number of seeds"), default=1, help="runs per competition")
+    p.add_argument(
+        "--time-limit", type=_time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
+    )
+    p.add_argument("--workers", type=_count(1, "number of workers"), default=1, help="runs at once")
+    p.add_argument(
+        "--sandbox",
+        default="bwrap",
+        choices=["bwrap", "docker", "local"],
+        help="isolation: bwrap (default), docker (a local engine, found through DOCKER_HOST), local (none: debugging)",
+    )
+    p.add_argument("--cpus", type=_cpus, default=None, help="CPU cores per run (a CFS quota; default: the agent's)")
+    p.add_argument(
+        "--memory", type=_size("memory cap"), default=None, help="memory cap per run, e.g. 16G (default: the agent's)"
+    )
+    p.add_argument(
+        "--disk",
+        type=_size("disk cap"),
+        default=None,
+        help="cap on what a run writes to /home/submission, code and logs, e.g. 50G (default: the agent's)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_count(0, "number of GPUs"),
+        default=None,
+        help="GPUs per run; each run gets its own (default: the agent's, else 0)",
+    )
+    p.add_argument(
+        "--run-group",
+        default="default",
+        help="name of this batch of runs; a rerun skips its finished runs and refuses other settings",
+    )
+    p.add_argument(
+        "--redo",
+        choices=["failed", "all"],
+        default=None,
+        help="run again the group's runs without a valid submission (failed), or every run (all, also to change "
+        "the group's settings); each new run replaces the old one",
+    )
+    p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_run)
+
+    p = sub.add_parser("prepare", help="prepare competitions: Kaggle files -> public/ and private/")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "-c", "--competition", action="append", help="competition id (repeatable), optionally id@VERSION"
+    )
+    which.add_argument(
+        "--split", help="every competition of a split (low/lite, medium, high, split75, dev, systemcard)"
+    )
+    which.add_argument("--all", action="store_true", help="every registered competition")
+    which.add_argument("--list", help="a file with one competition id per line")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="where DIR/ID/{raw,prepared} live (default: $PODIUM_DATA_DIR or the user cache dir)",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        default=None,
+        help="already downloaded data: a Kaggle zip or extracted folder (or a folder of <id>.zip / <id>/)",
+    )
+    p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
+    p.add_argument("--force", action="store_true", help="prepare again even if prepared")
+    p.add_argument("--obfuscated", action="store_true", help="give the agent the description that names no competition")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_prepare)
+
+    p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
+    which.add_argument("--split", help="every competition of a split")
+    p.add_argument("--data-dir", default=None)
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_verify)
+
+    p = sub.add_parser(
+        "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"
+    )
+    p.add_argument("--split", default="lite")
+    p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
+    _latest_flag(p)
+    p.set_defaults(fn=commands.cmd_example)
+
+    p = sub.add_parser(
+        "report",
+        help="aggregate run groups and MLE-bench grading reports with the published rules, per split",
+        description="Medal rates per label and split, exactly as MLE-bench's aggregate_grading_reports.py computes "
+        "them (seed i = each competition's i-th report; complete seeds only unless --pad-missing; mean, SEM, "
+        "mean +- 1.96 SEM), beside podium's own view (harness failures apart, t intervals). See docs/reporting.md.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a podium run group folder (RUNS/<group>), a runs folder, an MLE-bench grading-report JSON file, "
+        "or a folder of them",
+    )
+    p.add_argument(
+        "--split",
+        default=None,
+        metavar="NAME",
+        help="only this split: low (lite), medium, high, all (= split75), dev, practice, or a .txt file of ids "
+        "(default: low, medium, high and all, plus dev/practice when run)",
+    )
+    p.add_argument(
+        "--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds"
+    )
+    p.add_argument("--seeds", type=int, default=-1, metavar="N", help="use the first N seeds (default: -1, every seed)")
+    p.add_argument("--format", default="text", choices=["text", "md", "json"], help="output format (default: text)")
+    p.add_argument("--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the label of the rows: once for all PATHs (pooled, read in sorted path order) or once per PATH",
+    )
+    p.set_defaults(fn=commands.cmd_report)
+    return parser

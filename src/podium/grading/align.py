@@ -1,0 +1,146 @@
+"""Pairing a submission's rows with the expected rows, by key (never by position).
+
+The expected keys are the answers' (grading) or the sample submission's (validation). Messages name
+offending ids in sorted order, so they do not depend on the order of the expected rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from podium.errors import BrokenAnswersError, InvalidSubmissionError, shorten
+from podium.grading.columns import Values, arrow
+from podium.grading.table import from_numpy, to_numpy
+
+__all__ = ["Alignment", "align", "keys_of"]
+
+_KEY_SEP = "\x1f"
+
+
+def keys_of(columns: dict[str, Values], id_columns: Sequence[str]) -> pa.Array:
+    """One key per row: the id column itself, or the id columns joined."""
+    parts = [arrow(columns[c]) for c in id_columns]
+    if len(parts) == 1:
+        return parts[0]
+    return pc.binary_join_element_wise(*[pc.cast(p, pa.string()) for p in parts], _KEY_SEP)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Row orders that pair submission rows with answer rows, plus notes on ignored rows."""
+
+    answer_order: np.ndarray
+    submission_order: np.ndarray
+    ignored_extra_rows: int
+
+
+def _codes(keys: pa.Array, vocabulary: pa.Array) -> np.ndarray:
+    """Position of each key in ``vocabulary`` (-1 where absent)."""
+    index = pc.index_in(keys, value_set=vocabulary)
+    return to_numpy(pc.cast(index, pa.int64()), fill=-1)
+
+
+def _sorted_match(answer_keys: pa.Array, submission_keys: pa.Array) -> Alignment | None:
+    """The common case in one sort each: the same keys, each once, in any order."""
+    if len(answer_keys) != len(submission_keys):
+        return None
+    integer = all(k.type == pa.int64() and k.null_count == 0 for k in (answer_keys, submission_keys))
+    if integer:  # numpy's sort is ~3x faster than Arrow's sort_indices on large integer keys
+        a_values, s_values = to_numpy(answer_keys), to_numpy(submission_keys)
+        a_idx, s_idx = np.argsort(a_values), np.argsort(s_values)
+        a_int = a_values[a_idx]
+        if not np.array_equal(a_int, s_values[s_idx]):
+            return None
+        if a_int.size > 1 and bool(np.any(a_int[1:] == a_int[:-1])):
+            return None  # repeated keys: the thorough path pairs them in file order
+        return Alignment(a_idx.astype(np.int64), s_idx.astype(np.int64), 0)
+    a_order = pc.sort_indices(answer_keys)
+    s_order = pc.sort_indices(submission_keys)
+    a_sorted = answer_keys.take(a_order)
+    if not pc.all(pc.equal(a_sorted, submission_keys.take(s_order))).as_py():
+        return None
+    if len(a_sorted) > 1 and pc.any(pc.equal(a_sorted[1:], a_sorted[:-1])).as_py():
+        return None  # repeated keys: the thorough path pairs them in file order
+    return Alignment(to_numpy(a_order), to_numpy(s_order), 0)
+
+
+def _first_keys(keys: pa.Array | pa.ChunkedArray, k: int = 5) -> list[str]:
+    """The ``k`` smallest keys, as text cut short (the examples of an id rule)."""
+    first = keys.take(pc.select_k_unstable(keys, k, [("key", "ascending")])) if len(keys) else keys
+    return [shorten(str(key)) for key in first.to_pylist()]
+
+
+def align(
+    answer_keys: Values,
+    submission_keys: Values,
+    *,
+    duplicate_ids: bool = False,
+    extra_ids: bool = False,
+    id_label: str = "id",
+) -> Alignment:
+    """Pair every answer row with exactly one submission row by key.
+
+    ``duplicate_ids`` allows a key on several answer rows: the submission must then hold the same
+    number of rows for that key, paired in file order. ``extra_ids`` ignores submission rows whose
+    key is not among the answers (for competitions that accept them).
+    """
+    answer_keys, submission_keys = arrow(answer_keys), arrow(submission_keys)
+    if answer_keys.type != submission_keys.type:
+        submission_keys = pc.cast(submission_keys, answer_keys.type)
+    fast = _sorted_match(answer_keys, submission_keys)
+    # Examples name ids in sorted order, so a message does not depend on the order of the expected
+    # rows (validation takes them from the sample submission, grading from the answers).
+    if fast is not None:
+        return fast
+    vocabulary = pc.unique(answer_keys)
+    answer_codes = _codes(answer_keys, vocabulary)
+    sub_codes = _codes(submission_keys, vocabulary)
+    extra = sub_codes < 0
+    if extra.any() and not extra_ids:
+        raise InvalidSubmissionError(
+            f"{int(extra.sum())} row(s) have an {id_label} that is not in the test set",
+            examples=_first_keys(submission_keys.filter(from_numpy(extra))),
+            fix=f"keep exactly the {id_label} values of the sample submission",
+        )
+    n_keys = len(vocabulary)
+    expected = np.bincount(answer_codes, minlength=n_keys)
+    got = np.bincount(sub_codes[~extra], minlength=n_keys)
+
+    def named(mask: np.ndarray) -> list[str]:
+        return _first_keys(vocabulary.filter(from_numpy(mask)))
+
+    if not duplicate_ids and (expected > 1).any():
+        raise BrokenAnswersError(
+            f"the expected rows repeat {id_label} values {named(expected > 1)}; the prepared data is broken"
+        )
+    if not duplicate_ids and (got > 1).any():
+        raise InvalidSubmissionError(
+            f"{int((got > 1).sum())} {id_label} value(s) appear on more than one row",
+            examples=named(got > 1),
+            fix=f"write each {id_label} once",
+        )
+    missing = got < expected
+    if missing.any():
+        raise InvalidSubmissionError(
+            f"{int((expected - got)[missing].sum())} test row(s) have no prediction (missing {id_label})",
+            examples=named(missing),
+            fix=f"write one row for every {id_label} of the sample submission",
+        )
+    surplus = got > expected
+    if surplus.any():
+        raise InvalidSubmissionError(
+            f"{id_label} value(s) appear more often than in the test set",
+            examples=named(surplus),
+            fix=f"write each {id_label} as many times as the sample submission does",
+        )
+    kept = np.flatnonzero(~extra)
+    return Alignment(
+        answer_order=np.argsort(answer_codes, kind="stable"),
+        submission_order=kept[np.argsort(sub_codes[kept], kind="stable")],
+        ignored_extra_rows=int(extra.sum()),
+    )

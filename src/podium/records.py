@@ -1,0 +1,172 @@
+"""What podium writes down: a grade, a validation verdict, a run. Typed, with one serialisation each.
+
+:class:`GradeReport` keeps MLE-bench's grading-report field names (so MLE-bench's tools read
+podium's reports and podium reads theirs) and adds a few. :class:`RunRecord` is a run's
+``record.json``; the index (:mod:`podium.store`) and the reports (:mod:`podium.report`) read it back
+with :meth:`RunRecord.from_dict`, which also reads records written by older podiums.
+
+The flags a grade sets, in the one order every table uses, are :data:`RUN_FLAGS`; the medal flags
+are exclusive (a gold is not also a silver), and ``any_medal`` is their union.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = ["MEDALS", "MEDAL_FLAGS", "RUN_FLAGS", "SUMMARY_FIELDS", "GradeReport", "RunRecord", "ValidationResult"]
+
+#: The medals, best first.
+MEDALS = ("gold", "silver", "bronze")
+#: The medal flags of a grade, best first.
+MEDAL_FLAGS = tuple(f"{medal}_medal" for medal in MEDALS)
+#: Every flag of a grade that the published aggregation counts, in its order.
+RUN_FLAGS = ("submission_exists", "valid_submission", "above_median", *MEDAL_FLAGS)
+#: What a field missing from a partial grade reads as, by its type.
+_EMPTY: dict[str, Any] = {"bool": False, "str": "", "int": 0}
+
+
+@dataclass
+class GradeReport:
+    """One graded submission. Field names follow MLE-bench's grading report, plus a few more."""
+
+    competition_id: str
+    competition_version: int
+    score: float | None
+    gold_threshold: float | None
+    silver_threshold: float | None
+    bronze_threshold: float | None
+    median_threshold: float | None
+    any_medal: bool
+    gold_medal: bool
+    silver_medal: bool
+    bronze_medal: bool
+    above_median: bool
+    submission_exists: bool
+    valid_submission: bool
+    is_lower_better: bool
+    created_at: str
+    submission_path: str
+    error: str | None = None
+    percentile: float | None = None
+    rank: int | None = None
+    n_teams: int | None = None
+    leaderboard: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    #: The same submission graded by the competition's other versions that share its data (a version
+    #: that corrects only the metric), so the published and the corrected score sit side by side.
+    other_versions: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GradeReport:
+        """A report as :meth:`to_dict` writes it, or a partial one (an older or foreign report): keys it does
+        not know are left out, and a missing field is empty (no score, no threshold, every flag false)."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in data:
+                values[f.name] = data[f.name]
+            elif f.default is MISSING and f.default_factory is MISSING:
+                values[f.name] = _EMPTY.get(str(f.type))
+        return cls(**values)
+
+    def summary(self) -> dict[str, Any]:
+        """The version, score and placement only (what ``other_versions`` holds for each version)."""
+        return {key: getattr(self, key) for key in SUMMARY_FIELDS}
+
+    @property
+    def medal(self) -> str | None:
+        """The medal this grade earned ("gold", "silver", "bronze"), or None."""
+        return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if getattr(self, flag)), None)
+
+
+#: The fields of a grade that ``GradeReport.summary`` keeps.
+SUMMARY_FIELDS = (
+    "competition_version",
+    "score",
+    "valid_submission",
+    "error",
+    "any_medal",
+    *MEDAL_FLAGS,
+    "above_median",
+    "percentile",
+    "rank",
+)
+
+
+@dataclass
+class ValidationResult:
+    """Whether a submission would be accepted for grading, and why not."""
+
+    valid: bool
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunRecord:
+    """One run's ``record.json``: what ran, under which settings, how the agent ended, and its grade.
+
+    ``status`` is ``finished`` for a run the agent finished (whatever it left), ``harness_error``
+    for a run that failed because of podium, its data or the Docker engine (then ``error`` says
+    what, and there is no grade). ``agent_result`` is the sandbox's result (exit code, time, peak
+    memory, resource samples, warnings) as JSON.
+    """
+
+    run_group: str
+    competition_id: str
+    competition_version: int
+    seed: int
+    agent: str
+    agent_hash: str | None = None
+    status: str = "finished"
+    sandbox: str | None = None
+    image: str | None = None
+    podium_version: str | None = None
+    started_at: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    finished_at: str | None = None
+    agent_result: dict[str, Any] | None = None
+    agent_stderr_tail: list[str] = field(default_factory=list)
+    validation_calls: list[dict[str, Any]] = field(default_factory=list)
+    llm: dict[str, Any] | None = None
+    grade: GradeReport | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON: ``error`` only for a run that failed, no validation or LLM calls for one
+        the harness failed (they were never gathered)."""
+        data = asdict(self)
+        if self.error is None:
+            del data["error"]
+        if self.status == "harness_error":
+            del data["validation_calls"], data["llm"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        """A record as :meth:`to_dict` writes it, or as an older podium wrote it (missing keys take their defaults)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        grade = values.get("grade")
+        values["grade"] = GradeReport.from_dict(grade) if isinstance(grade, dict) else None
+        return cls(**values)
+
+    def harness_failure(self) -> str | None:
+        """Why the run failed because of the harness, not the agent; None for a run the agent finished."""
+        if self.status != "finished":
+            detail = self.error or (self.agent_result or {}).get("error")
+            return f"status {self.status!r}" + (f": {str(detail).strip().splitlines()[0][:200]}" if detail else "")
+        if self.agent_result is None:
+            return "no agent result (the agent never ran)"
+        return None

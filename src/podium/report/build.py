@@ -1,0 +1,149 @@
+"""`podium report`'s data: every label's numbers on every split, in one JSON-ready document.
+
+JSON (``--format json``), schema ``podium-report/1``::
+
+    {
+      "schema": "podium-report/1",
+      "aggregation": "...",                      # the rules, in words
+      "pad_missing": false, "seeds": -1,         # the options
+      "splits": {SPLIT: {"title": "low (lite)", "competitions": 22}, ...},
+      "labels": {
+        LABEL: {
+          "kind": "podium run group" | "grading report",
+          "paths": [...], "runs": 66, "notes": ["..."],
+          "splits": {
+            SPLIT: {
+              "runs": 66,                                # runs of the split's competitions read
+              "definitions": "published definitions (version 1 of every competition, ...)",
+              "published": {                     # the published script's JSON output, key for key
+                "num_seeds_averaged": 3, "num_competitions_per_seed": 22,
+                "metrics": {METRIC: {"mean", "ci_lower", "ci_upper", "standard_error"}, ...}
+              } | {"error": "..."},
+              "corrected": null | {"definitions": "...", "changed": ["id@2", ...],
+                                   "num_seeds_averaged", "num_competitions_per_seed", "metrics"},
+              "podium": null | {"num_seeds": 3, "runs": 66, "harness_failures": 1,
+                                "agent_failures": 5, "padded": 0, "unused_runs": 0,
+                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}}
+            }}}}
+    }
+
+METRIC is one of the published keys: ``total_competitions`` (published block only),
+``submission_exists_percentage``, ``valid_submissions_percentage``, ``above_median_percentage``,
+``gold_medal_percentage``, ``silver_medal_percentage``, ``bronze_medal_percentage``,
+``any_medal_percentage``. SPLIT is ``low``, ``medium``, ``high``, ``split75`` (all 75), and
+``dev`` or ``practice`` when some input ran them, or the one ``--split`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from podium import competition as registry
+from podium.errors import UsageError
+from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
+from podium.report.group import corrected_rows, definitions
+from podium.report.inputs import LabelInput
+
+__all__ = ["TITLES", "build_report"]
+
+_DEFAULT_SPLITS = ("low", "medium", "high", "split75")
+_EXTRA_SPLITS = ("dev", "practice")
+#: How a split is called in tables.
+TITLES = {"low": "low (lite)", "split75": "all (split75)"}
+
+
+def _split_ids(name: str) -> tuple[str, list[str]]:
+    """(key, competition ids) of a split name (``all`` is split75, the published benchmark) or a split file."""
+    path = Path(name)
+    if path.suffix == ".txt":
+        if not path.is_file():
+            raise UsageError(
+                f"--split {name}: no such split file; give a split name (low, medium, high, all) or an existing file"
+            )
+        ids = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return path.stem, ids
+    key = {"all": "split75", "lite": "low"}.get(name, name)
+    return key, registry.split_ids(key)
+
+
+def build_report(
+    inputs: Sequence[LabelInput], *, split: str | None = None, seeds: int = -1, pad_missing: bool = False
+) -> dict[str, Any]:
+    """The report's data (the JSON schema of the module docstring).
+
+    With ``split`` named, a label that the published rules cannot aggregate over it is an error;
+    without, such a cell carries the reason and the other splits are still given.
+    """
+    if seeds == 0 or seeds < -1:
+        raise UsageError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
+    if split is not None:
+        chosen = [_split_ids(split)]
+    else:
+        chosen = [(name, registry.split_ids(name)) for name in _DEFAULT_SPLITS]
+        ran = {run["competition_id"] for item in inputs for run in item.runs}
+        chosen += [(name, ids) for name in _EXTRA_SPLITS if ran & set(ids := registry.split_ids(name))]
+    report: dict[str, Any] = {
+        "schema": "podium-report/1",
+        "aggregation": RULES,
+        "pad_missing": pad_missing,
+        "seeds": seeds,
+        "splits": {key: {"title": TITLES.get(key, key), "competitions": len(ids)} for key, ids in chosen},
+        "labels": {},
+    }
+    for item in inputs:
+        cells = {}
+        for key, ids in chosen:
+            cells[key] = _cell(item, key, ids, seeds=seeds, pad_missing=pad_missing, strict=split is not None)
+        report["labels"][item.label] = {
+            "kind": item.kind,
+            "paths": item.paths,
+            "runs": len(item.runs),
+            "notes": item.notes,
+            "splits": cells,
+        }
+    every = [(label, key, c) for label, v in report["labels"].items() for key, c in v["splits"].items()]
+    if split is None and all("error" in c["published"] for _, _, c in every):
+        # nothing to show: say why for the split the runs cover best (most runs, then the smallest split)
+        label, _, cell = max(every, key=lambda x: (x[2]["runs"], -report["splits"][x[1]]["competitions"]))
+        raise AggregationError(f"{label}: {cell['published']['error']}")
+    return report
+
+
+def _cell(
+    item: LabelInput, key: str, ids: Sequence[str], *, seeds: int, pad_missing: bool, strict: bool
+) -> dict[str, Any]:
+    wanted = set(ids)
+    in_split = [r for r in item.runs if r["competition_id"] in wanted]
+    cell: dict[str, Any] = {
+        "runs": len(in_split),
+        "definitions": definitions(in_split),
+        "published": None,
+        "corrected": None,
+        "podium": None,
+    }
+    title = TITLES.get(key, key)
+    try:
+        built = build_seeds(item.runs, ids, seeds=seeds, pad_missing=pad_missing, split=title)
+    except AggregationError as exc:
+        if strict:
+            raise AggregationError(f"{item.label}: {exc}") from None
+        cell["published"] = {"error": str(exc)}
+        return cell
+    cell["published"] = published_numbers(built, len(ids))
+    used = sum(1 for seed in built for r in seed if not r.get("padded"))
+    cell["podium"] = podium_view(built, unused_runs=len(in_split) - used)
+    corrected = corrected_rows(in_split)
+    changed = sorted(
+        {f"{c['competition_id']}@{c['competition_version']}" for c, r in zip(corrected, in_split, strict=True)
+         if c["competition_version"] != r["competition_version"]}
+    )  # fmt: skip
+    if changed:
+        rebuilt = build_seeds(corrected, ids, seeds=seeds, pad_missing=pad_missing, split=title)
+        cell["corrected"] = {
+            "definitions": definitions(corrected),
+            "changed": changed,
+            **published_numbers(rebuilt, len(ids)),
+        }
+    return cell

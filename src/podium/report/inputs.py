@@ -1,0 +1,193 @@
+"""What `podium report` reads: podium run groups and MLE-bench grading reports, pooled by label.
+
+Inputs (each PATH of ``podium report``):
+
+- a podium run group folder ``RUNS/<group>/`` (``<competition>/<seed>/record.json``; the records
+  are read, they are the truth; the SQLite index is not needed), labelled ``agent (group)``;
+- a runs folder ``RUNS/`` (every group in it, each its own label);
+- an MLE-bench grading-report JSON file (a ``competition_reports`` list, as ``podium grade`` and
+  MLE-bench's ``grade`` write it), labelled by the file's stem;
+- a folder of such files (its ``*grading_report*.json`` files, else every ``*.json``), labelled by
+  the folder's name.
+
+``--label NAME`` given once pools every PATH into one label; given once per PATH, it names each.
+Inputs that share a label are pooled the way the published script pools the files passed to its
+``--grading-reports``: in sorted path order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from podium.errors import UsageError
+from podium.records import RunRecord
+from podium.report.aggregate import FLAGS, names_text
+
+__all__ = ["LabelInput", "load_inputs"]
+
+
+@dataclass
+class _Source:
+    """One unit the published script would read as one file: a grading report, or one agent's runs in a podium group."""
+
+    path: str
+    kind: str
+    label: str
+    runs: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LabelInput:
+    """Everything read under one label, in the published reading order."""
+
+    label: str
+    kind: str
+    paths: list[str]
+    runs: list[dict[str, Any]]
+    notes: list[str]
+
+
+def _flags(report: Mapping[str, Any]) -> dict[str, bool]:
+    return {flag: bool(report.get(flag)) for flag in FLAGS}
+
+
+def _grading_report(path: Path) -> _Source:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(
+            f"{path}: not a readable JSON file ({exc}); give a grading report written by podium grade or MLE-bench"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("competition_reports"), list):
+        raise UsageError(
+            f"{path}: no competition_reports list, so not an MLE-bench grading report; give the grading report "
+            "(podium grade / mlebench grade write one) or a podium run group folder"
+        )
+    runs = []
+    for report in sorted(data["competition_reports"], key=lambda r: str(r["competition_id"])):
+        runs.append(
+            {
+                "competition_id": str(report["competition_id"]),
+                "competition_version": int(report.get("competition_version") or 1),
+                **_flags(report),
+                "other_versions": list(report.get("other_versions") or []),
+                "harness_failure": None,
+                "padded": False,
+            }
+        )
+    return _Source(str(path), "grading report", path.stem, runs)
+
+
+def _record_files(group: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in group.glob("*/*/record.json")
+        if not p.parent.name.startswith(".") and not p.parent.parent.name.startswith(".")
+    )
+
+
+def _podium_group(group: Path) -> list[_Source]:
+    """One source per agent of a run group; each competition's runs in ascending seed number."""
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for path in _record_files(group):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            known = {k: v for k, v in data.items() if k != "grade"}  # the grade is read as written, below
+            record = RunRecord.from_dict({"run_group": group.name, "agent": "?", "competition_version": 0, **known})
+        except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{path}: unreadable run record ({exc}); move it away or rerun that run") from None
+        grade = data.get("grade") or {}
+        by_agent[str(record.agent)].append(
+            {
+                "competition_id": str(record.competition_id),
+                "competition_version": int(record.competition_version or grade.get("competition_version") or 1),
+                **_flags(grade),
+                "other_versions": list(grade.get("other_versions") or []),
+                "harness_failure": record.harness_failure(),
+                "padded": False,
+                "seed": int(record.seed),
+                "run_group": str(record.run_group),
+            }
+        )
+    sources = []
+    for agent, runs in sorted(by_agent.items()):
+        runs.sort(key=lambda r: (r["competition_id"], r["seed"]))
+        sources.append(_Source(str(group), "podium run group", f"{agent} ({group.name})", runs, _gap_notes(runs)))
+    return sources
+
+
+def _gap_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    seeds: dict[str, list[int]] = defaultdict(list)
+    for run in runs:
+        seeds[run["competition_id"]].append(run["seed"])
+    gaps = [f"{cid} (seeds {', '.join(map(str, s))})" for cid, s in seeds.items() if s != list(range(len(s)))]
+    if not gaps:
+        return []
+    return [f"seed numbers with gaps close up (the i-th smallest seed is the i-th report): {names_text(gaps, 5)}"]
+
+
+def _read_path(text: str) -> list[_Source]:
+    path = Path(text)
+    fix = "give a podium run group folder (RUNS/<group>), a runs folder, an MLE-bench grading-report JSON file or a folder of them"
+    if not path.exists():
+        raise UsageError(f"{text}: no such file or folder; {fix}")
+    if path.is_file():
+        return [_grading_report(path)]
+    if _record_files(path):
+        return _podium_group(path)
+    groups = [g for g in sorted(path.iterdir()) if g.is_dir() and not g.name.startswith(".") and _record_files(g)]
+    if groups:
+        return [source for group in groups for source in _podium_group(group)]
+    files = sorted(p for p in path.glob("*grading_report*.json") if p.is_file()) or sorted(
+        p for p in path.glob("*.json") if p.is_file()
+    )
+    if not files:
+        raise UsageError(f"{text}: holds no run records (<competition>/<seed>/record.json) and no JSON files; {fix}")
+    sources = [_grading_report(p) for p in files]
+    for source in sources:
+        source.label = path.resolve().name
+    return sources
+
+
+def load_inputs(paths: Sequence[str], labels: Sequence[str] = ()) -> list[LabelInput]:
+    """Read every PATH and pool the sources by label (see the module docstring)."""
+    if not paths:
+        raise UsageError("name at least one PATH: a podium run group folder or an MLE-bench grading report")
+    if labels and len(labels) not in (1, len(paths)):
+        raise UsageError(
+            f"{len(labels)} --label value(s) for {len(paths)} PATH(s); give --label once (one label for all) "
+            "or once per PATH, in the same order"
+        )
+    per_path = [_read_path(p) for p in paths]
+    if labels:
+        for index, sources in enumerate(per_path):
+            for source in sources:
+                source.label = labels[0] if len(labels) == 1 else labels[index]
+    else:  # the same automatic label from two PATHs: name the PATH too
+        owner: dict[str, int] = {}
+        for index, sources in enumerate(per_path):
+            for source in sources:
+                first = owner.setdefault(source.label, index)
+                if first != index:
+                    source.label = f"{source.label} ({paths[index]})"
+    pooled: dict[str, list[_Source]] = defaultdict(list)
+    for sources in per_path:
+        for source in sources:
+            pooled[source.label].append(source)
+    out = []
+    for label, sources in pooled.items():
+        sources.sort(key=lambda s: s.path)  # the published script reads sorted(paths)
+        kinds = sorted({s.kind for s in sources})
+        runs = [run for s in sources for run in s.runs]
+        notes = [note for s in sources for note in s.notes]
+        if not runs:
+            notes.append("no runs")
+        paths_read = list(dict.fromkeys(s.path for s in sources))
+        out.append(LabelInput(label, " + ".join(kinds), paths_read, runs, notes))
+    return out

@@ -1,0 +1,241 @@
+"""`podium report` as text (fits 100 columns), Markdown or JSON, from :func:`podium.report.build.build_report`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from podium.errors import UsageError
+from podium.report.aggregate import METRICS, RATE_KEYS
+
+__all__ = ["render"]
+
+_SHORT = {
+    "submission_exists_percentage": "made sub.",
+    "valid_submissions_percentage": "valid",
+    "above_median_percentage": ">median",
+    "gold_medal_percentage": "gold",
+    "silver_medal_percentage": "silver",
+    "bronze_medal_percentage": "bronze",
+    "any_medal_percentage": "any medal",
+}
+_WIDTH = 100
+
+
+def render(report: Mapping[str, Any], fmt: str) -> str:
+    """The report as ``text`` (fits 100 columns), ``md`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(report, indent=2) + "\n"
+    if fmt == "md":
+        return _markdown(report)
+    if fmt == "text":
+        return _text(report)
+    raise UsageError(f"--format {fmt}: pass text, md or json")
+
+
+def _pm(metric: Mapping[str, Any]) -> str:
+    return f"{metric['mean']:.1f}±{metric['standard_error']:.1f}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{low:.1f}, {high:.1f}]"
+
+
+def _definitions_lines(report: Mapping[str, Any], key: str, which: str, prefix: str, width: int = _WIDTH) -> list[str]:
+    """The definitions the split's numbers were graded by: one line if the labels share them, else one per label."""
+    per_label = {}
+    for label, data in report["labels"].items():
+        cell = data["splits"][key]
+        block = cell["corrected"] if which == "corrected" else cell
+        if block:
+            per_label[label] = block["definitions"]
+    if not per_label:
+        return []
+    if len(set(per_label.values())) == 1:
+        return textwrap.wrap(f"{prefix}{next(iter(per_label.values()))}", width, subsequent_indent="  ")
+    lines = [f"{prefix}per label:"]
+    for label, words in per_label.items():
+        lines += textwrap.wrap(f"{label}: {words}", width, initial_indent="  ", subsequent_indent="    ")
+    return lines
+
+
+def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Columns padded to their widths; the first column left-aligned, the rest right-aligned.
+
+    A first cell too long for 100 columns goes on its own line above its row.
+    """
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(1, len(header))]
+    rest = sum(w + 2 for w in widths)
+    first = min(max(len(r[0]) for r in [header, *rows]), max(8, _WIDTH - rest))
+
+    def line(row: Sequence[str]) -> str:
+        cells = [row[0].ljust(first)] + [c.rjust(w) for c, w in zip(row[1:], widths, strict=True)]
+        return "  ".join(cells).rstrip()
+
+    out = [line(header)]
+    for row in rows:
+        if len(row[0]) > first:
+            out.append(row[0])
+            row = ["", *row[1:]]
+        out.append(line(row))
+    return out
+
+
+def _text(report: Mapping[str, Any]) -> str:
+    labels = report["labels"]
+    options = "missing runs padded as failures" if report["pad_missing"] else "complete seeds only"
+    seeds = "every seed" if report["seeds"] == -1 else f"the first {report['seeds']} seed(s)"
+    lines = textwrap.wrap(
+        f"podium report: {len(labels)} label(s), the published MLE-bench aggregation (seed i = each competition's "
+        f"i-th report; {options}; {seeds}). Cells: % of the split's competitions, mean±SEM over seeds.",
+        _WIDTH,
+    )
+    empty = []
+    for key, split in report["splits"].items():
+        cells = {label: data["splits"][key] for label, data in labels.items()}
+        if len(report["splits"]) > 1 and all(not cell["runs"] for cell in cells.values()):
+            empty.append(split["title"])
+            continue
+        lines += ["", f"== {split['title']}: {split['competitions']} competitions =="]
+        lines += _definitions_lines(report, key, "published", "Published rules; definitions: ")
+        lines += _published_text(cells, "published")
+        if any(c["corrected"] for c in cells.values()):
+            lines += [""]
+            lines += _definitions_lines(
+                report,
+                key,
+                "corrected",
+                "Corrected (a later version changes only the metric; not comparable with the leaderboard): ",
+            )
+            lines += _published_text({k: c for k, c in cells.items() if c["corrected"]}, "corrected")
+        lines += _headline_text(cells)
+    if empty:
+        lines += ["", *textwrap.wrap(f"No runs in split(s): {', '.join(empty)}.", _WIDTH)]
+    notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
+    if notes:
+        lines += ["", "Notes:"]
+        for label, note in notes:
+            lines += textwrap.wrap(f"{label}: {note}", _WIDTH, initial_indent="  ", subsequent_indent="    ")
+    return "\n".join(lines) + "\n"
+
+
+def _headline_text(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Any medal with the published interval beside podium's view (failure counts, t interval)."""
+    header = ["label", "any medal", "95% interval", "runs", "harness", "agent", "padded", "podium", "t interval"]
+    rows = []
+    for label, cell in cells.items():
+        pub, own = cell["published"], cell["podium"]
+        if "error" in pub:
+            continue
+        any_medal = pub["metrics"]["any_medal_percentage"]
+        row = [label, f"{any_medal['mean']:.1f}", _interval(any_medal["ci_lower"], any_medal["ci_upper"])]
+        if own is None:
+            row += ["-"] * 6
+        else:
+            mine = own["metrics"]["any_medal_percentage"]
+            row += [str(own["runs"]), str(own["harness_failures"]), str(own["agent_failures"]), str(own["padded"])]
+            row += [f"{mine['mean']:.1f}", _interval(mine["t_lower"], mine["t_upper"])]
+        rows.append(row)
+    if not rows:
+        return []
+    intro = (
+        "Any medal: the published 95% interval (mean ± 1.96 SEM); podium's view: runs, failures of the harness "
+        "and of the agent, missing runs padded, and the rate without the harness's failures with a Student t "
+        "interval (n-1 df):"
+    )
+    return ["", *textwrap.wrap(intro, _WIDTH), *_text_table(header, rows)]
+
+
+def _published_text(cells: Mapping[str, Mapping[str, Any]], which: str) -> list[str]:
+    header = ["label", "seeds", *(_SHORT[k] for k in RATE_KEYS)]
+    rows, errors = [], []
+    for label, cell in cells.items():
+        block = cell[which]
+        if "error" in block:
+            errors.append((label, block["error"] if cell["runs"] else "no runs of this split"))
+            continue
+        rows.append([label, str(block["num_seeds_averaged"]), *(_pm(block["metrics"][k]) for k in RATE_KEYS)])
+    lines = _text_table(header, rows) if rows else []
+    for label, error in errors:  # at most three lines each here; --format json has the whole message
+        wrapped = textwrap.wrap(f"{label}: not aggregated: {error}", _WIDTH, subsequent_indent="  ")
+        lines += wrapped if len(wrapped) <= 3 else [*wrapped[:2], wrapped[2][: _WIDTH - 4] + " ..."]
+    return lines
+
+
+def _md_metric(metric: Mapping[str, Any], low: str, high: str) -> str:
+    if metric.get("standard_error") is None:
+        return f"{metric['mean']:.1f}"
+    return f"{metric['mean']:.1f} ± {metric['standard_error']:.1f} {_interval(metric[low], metric[high])}"
+
+
+def _markdown(report: Mapping[str, Any]) -> str:
+    labels = report["labels"]
+    options = "`--pad-missing` (missing runs count as failures)" if report["pad_missing"] else "complete seeds only"
+    seeds = "every seed" if report["seeds"] == -1 else f"the first {report['seeds']} seed(s)"
+    lines = [
+        "# podium report",
+        "",
+        f"Numbers by {report['aggregation']}. Options: {options}; {seeds}.",
+        "Cells: % of the split's competitions, mean ± SEM over seeds [95% interval].",
+    ]
+    rate_head = [METRICS[k] for k in RATE_KEYS]
+    for key, split in report["splits"].items():
+        cells = {label: data["splits"][key] for label, data in labels.items()}
+        lines += ["", f"## {split['title']}: {split['competitions']} competitions", ""]
+        lines += _definitions_lines(report, key, "published", "Published rules; definitions: ", 10**6)
+        lines += ["", _md_row(["label", "seeds", *rate_head]), _md_row(["---"] * (2 + len(rate_head)))]
+        errors = []
+        for label, cell in cells.items():
+            pub = cell["published"]
+            if "error" in pub:
+                errors.append(f"- {label}: not aggregated: {pub['error']}")
+                continue
+            values = [_md_metric(pub["metrics"][k], "ci_lower", "ci_upper") for k in RATE_KEYS]
+            lines.append(_md_row([label, str(pub["num_seeds_averaged"]), *values]))
+        if errors:
+            lines += ["", *errors]
+        corrected = {label: c["corrected"] for label, c in cells.items() if c["corrected"]}
+        if corrected:
+            lines += [
+                "",
+                *_definitions_lines(
+                    report,
+                    key,
+                    "corrected",
+                    "Corrected (a later version that changes only the metric; not comparable with the leaderboard): ",
+                    10**6,
+                ),
+                "",
+            ]
+            lines += [_md_row(["label", "seeds", *rate_head]), _md_row(["---"] * (2 + len(rate_head)))]
+            for label, block in corrected.items():
+                values = [_md_metric(block["metrics"][k], "ci_lower", "ci_upper") for k in RATE_KEYS]
+                lines.append(_md_row([label, str(block["num_seeds_averaged"]), *values]))
+        own = {label: c["podium"] for label, c in cells.items() if c["podium"]}
+        if own:
+            lines += [
+                "",
+                "podium's view: runs that failed because of the harness are left out of each seed's denominator; "
+                "mean ± SEM [Student t 95% interval, n-1 df].",
+                "",
+            ]
+            head = ["label", "seeds", "runs", "harness failures", "agent failures", "padded", *rate_head]
+            lines += [_md_row(head), _md_row(["---"] * len(head))]
+            for label, view in own.items():
+                counts = [str(view[k]) for k in ("num_seeds", "runs", "harness_failures", "agent_failures", "padded")]
+                values = [_md_metric(view["metrics"][k], "t_lower", "t_upper") for k in RATE_KEYS]
+                lines.append(_md_row([label, *counts, *values]))
+    notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {label}: {note}" for label, note in notes]
+    lines += ["", "## Inputs", ""]
+    lines += [
+        f"- {label} ({data['kind']}, {data['runs']} runs): {', '.join(data['paths'])}" for label, data in labels.items()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"

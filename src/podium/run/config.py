@@ -1,0 +1,42 @@
+"""What one `podium run` command asks for: the agent, the competitions' seeds, the limits, the sandbox."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from podium.agents import AgentSpec
+
+__all__ = ["RunConfig", "hardware"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    agent: AgentSpec
+    seeds: int
+    time_limit: float
+    sandbox: str
+    cpus: float | None
+    memory_bytes: int | None
+    gpus: int
+    run_group: str
+    data_dir: Path
+    runs_dir: Path
+    workers: int = 1
+    disk_bytes: int | None = None  # what submission/, code/ and logs/ may hold together
+    image: str | None = None  # the agent's docker image, once resolved (built) by run_batch
+    agent_hash: str | None = None  # hash of the agent's folder (part of the group's identity), set by run_batch
+
+
+def hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:
+    """What the run may use, in words (the agent's ``HARDWARE``): '2 CPU core(s), 16 GiB memory, no GPU'."""
+    cpus = config.cpus or os.cpu_count() or 1
+    memory = f"{config.memory_bytes / 2**30:.0f} GiB memory" if config.memory_bytes else "memory not capped"
+    gpus = "no GPU"
+    if gpu_ids:
+        from podium.sandbox import list_gpus
+
+        names = [g.name for g in list_gpus() if g.index in gpu_ids]
+        gpus = f"{len(gpu_ids)} GPU(s)" + (f" ({', '.join(names)})" if names else "")
+    return f"{cpus:g} CPU core(s), {memory}, {gpus}"

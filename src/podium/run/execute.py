@@ -1,0 +1,252 @@
+"""One run: the agent in its sandbox on one (competition, seed), its submission graded outside.
+
+The prepared public folder goes in read-only, the agent works in /home under its time and memory
+limits with a validation endpoint on a Unix socket (and, for an agent with an ``llm:`` section, the
+LLM proxy), and what it leaves (submission, code, logs) stays in the run's staging folder
+(:class:`podium.paths.RunPaths`). The private answers never enter the sandbox; grading happens
+afterwards, here, in a bounded child process. :func:`execute` returns the run's
+:class:`~podium.records.RunRecord`; the scheduler (:mod:`podium.run.schedule`) moves the folder into
+place and indexes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket as socket_module
+import threading
+import traceback
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from podium import __version__, owner
+from podium.agents import LLMConfig, instructions
+from podium.competition import Competition
+from podium.errors import PodiumError
+from podium.grading import grade_isolated
+from podium.paths import CompetitionPaths, RunPaths
+from podium.records import GradeReport, RunRecord
+from podium.run.config import RunConfig, hardware
+from podium.run.gpus import RunInterrupted
+from podium.run.outcome import tail_lines
+from podium.sandbox import ExecResult, Limits, Mount, get_sandbox
+from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
+from podium.units import duration
+
+__all__ = ["execute", "failed_record", "new_record"]
+
+
+def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: tuple[int, ...]) -> RunRecord:
+    """The record of a run about to start: what runs, and under which settings."""
+    return RunRecord(
+        run_group=config.run_group,
+        competition_id=competition.id,
+        competition_version=competition.version,
+        seed=seed,
+        agent=config.agent.name,
+        agent_hash=config.agent_hash,
+        status="finished",
+        sandbox=config.sandbox,
+        image=config.image,
+        podium_version=__version__,
+        started_at=_now(),
+        limits={
+            "time_limit_s": config.time_limit,
+            "memory_bytes": config.memory_bytes,
+            "cpus": config.cpus,
+            "gpus": config.gpus,
+            "gpu_ids": list(gpu_ids),
+            "disk_bytes": config.disk_bytes,
+        },
+    )
+
+
+def execute(
+    config: RunConfig,
+    competition: Competition,
+    record: RunRecord,
+    staging: RunPaths,
+    final: RunPaths,
+    cancel: threading.Event | None = None,
+) -> RunRecord:
+    """Run the agent with its files in ``staging`` and grade what it left; the finished ``record``.
+
+    Paths in the grade name the run's ``final`` folder, where the scheduler will move it. Raises
+    :class:`RunInterrupted` when ``cancel`` is set and the agent was killed for it (an agent that
+    ended on its own is kept), and lets any error of podium, its data or the engine through.
+    """
+    gpu_ids = tuple(record.limits["gpu_ids"])
+    result, calls, llm_summary, started = _sandboxed(config, competition, record.seed, staging, gpu_ids)
+    if cancel is not None and cancel.is_set() and _killed(result):
+        raise RunInterrupted
+    report = grade_isolated(competition, staging.submission, config.data_dir)
+    grade = GradeReport.from_dict(_moved(report.to_dict(), str(staging.root), str(final.root)))
+    grade.submission_path = str(final.submission_file)
+    record.started_at = started.isoformat(timespec="seconds")
+    record.finished_at = _now()
+    record.agent_result = _jsonable(result)
+    record.agent_stderr_tail = tail_lines(staging.stderr)
+    record.validation_calls = calls
+    record.llm = llm_summary
+    record.grade = grade
+    return record
+
+
+def failed_record(record: RunRecord, error: BaseException, staging: RunPaths) -> RunRecord:
+    """The record of a run that failed because of podium, its data or the Docker engine (``harness_error``).
+
+    Reports count it apart from the agent's failures, and a plain rerun runs it again. What the agent
+    left (its logs, code, submission) stays in the folder for the diagnosis.
+    """
+    text = str(error) if isinstance(error, PodiumError) else "".join(traceback.format_exception(error)).strip()
+    record.status = "harness_error"
+    record.error = f"{type(error).__name__}: {text}"
+    record.finished_at = _now()
+    record.agent_result = None
+    record.agent_stderr_tail = tail_lines(staging.stderr)
+    record.grade = None
+    return record
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _killed(result: ExecResult) -> bool:
+    """Whether a sandbox's result looks like a kill (SIGKILL, directly or as docker's 137, or a limit)."""
+    return result.exit_code is None or result.exit_code < 0 or result.exit_code == 128 + signal.SIGKILL
+
+
+def _moved(value: Any, old: str, new: str) -> Any:
+    """``value`` with the path prefix ``old`` replaced by ``new`` in every string (a run's staging folder)."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _moved(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, old, new) for v in value]
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return _jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _sandboxed(
+    config: RunConfig, competition: Competition, seed: int, run: RunPaths, gpu_ids: tuple[int, ...]
+) -> tuple[ExecResult, list[Any], dict[str, Any] | None, datetime]:
+    """Run the agent in its sandbox with its files in ``run``: (result, validation calls, LLM summary, start)."""
+    paths = CompetitionPaths(config.data_dir, competition.id)
+    for folder in run.folders().values():
+        folder.mkdir(parents=True)
+    sample = paths.prepared / competition.sample_submission
+    env = {
+        **config.agent.env,
+        "COMPETITION_ID": competition.id,
+        "TIME_LIMIT_SECS": str(int(config.time_limit)),
+        "HARDWARE": hardware(config, gpu_ids),
+        "SEED": str(seed),
+        "PODIUM_VALIDATION_SOCKET": "/home/validate.sock",
+    }
+    run.instructions.write_text(
+        instructions(
+            time_limit=duration(config.time_limit), time_limit_secs=int(config.time_limit), hardware=env["HARDWARE"]
+        ),
+        encoding="utf-8",
+    )
+    socket_dir = owner.mkdtemp("v")  # short path: Unix sockets allow ~100 bytes
+    socket = socket_dir / "validate.sock"
+    mounts = [
+        Mount(paths.public, "/home/data"),
+        Mount(run.submission, "/home/submission", writable=True),
+        Mount(run.code, "/home/code", writable=True),
+        Mount(run.logs, "/home/logs", writable=True),
+        Mount(run.instructions, "/home/instructions.md"),
+        Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
+        Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
+        Mount(socket, "/home/validate.sock"),
+    ]
+    if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
+        mounts.append(Mount(config.agent.folder, "/home/agent"))
+    limits = Limits(
+        wall_seconds=config.time_limit,
+        memory_bytes=config.memory_bytes,
+        cpus=config.cpus,
+        gpus=gpu_ids,
+        disk_bytes=config.disk_bytes,
+    )
+    command = list(config.agent.command)
+    llm = config.agent.llm
+    started = datetime.now(UTC)
+    llm_summary = None
+    try:
+        with contextlib.ExitStack() as stack:
+            server = stack.enter_context(ValidationServer(competition, sample, socket, run.validation_log))
+            proxy = None
+            if llm is not None:
+                proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
+                mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock"))
+                env.update(_llm_env(llm, config.sandbox))
+                if llm.bridge:
+                    mounts.append(Mount(sandbox_file("llm_bridge.py"), "/home/llm_bridge.py"))
+                    listen = env["PODIUM_LLM_LISTEN"]
+                    command = ["python3", "/home/llm_bridge.py", "--listen", listen, "--socket", "/home/llm.sock", "--"]
+                    command += list(config.agent.command)
+            result = get_sandbox(config.sandbox, image=config.image).run(
+                command,
+                mounts=mounts,
+                env=env,
+                limits=limits,
+                workdir="/home",
+                stdout=run.stdout,
+                stderr=run.stderr,
+            )
+            calls = server.calls
+            if proxy is not None:
+                llm_summary = proxy.summary()
+    finally:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    return result, calls, llm_summary, started
+
+
+def _llm_env(llm: LLMConfig, sandbox: str) -> dict[str, str]:
+    """How the agent reaches its model: the proxy socket, and base URLs on the bridge's loopback port."""
+    port = BRIDGE_PORT
+    if sandbox == "local":  # the host's loopback: take a free port instead of a fixed one
+        with socket_module.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+    env = {"PODIUM_LLM_SOCKET": "/home/llm.sock", "PODIUM_LLM_PROVIDER": llm.provider.name}
+    if llm.models:
+        env["PODIUM_LLM_MODELS"] = ",".join(llm.models)
+    if llm.bridge:
+        base = f"http://127.0.0.1:{port}"
+        env |= {
+            "PODIUM_LLM_LISTEN": f"127.0.0.1:{port}",
+            "PODIUM_LLM_BASE_URL": base,
+            "OPENAI_BASE_URL": f"{base}/v1",
+            "ANTHROPIC_BASE_URL": base,
+            # SDKs refuse to start without a key; the proxy replaces it with the real one.
+            "OPENAI_API_KEY": "podium-proxy-adds-the-key",
+            "ANTHROPIC_API_KEY": "podium-proxy-adds-the-key",
+        }
+    return env
+
+
+def discard(staging: RunPaths) -> None:
+    """Remove an interrupted run's staging folder, and its competition's folder if that is now empty."""
+    shutil.rmtree(staging.root, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(staging.root.parent)

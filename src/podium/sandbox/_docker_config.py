@@ -1,0 +1,114 @@
+"""The container a Docker run gets: every isolation setting and cap, as keyword arguments for ``containers.create``.
+
+What bwrap shows, a container shows: the host's system directories, a short list of ``/etc`` entries
+and the Python installation read-only (host image only), the run's mounts, fresh ``/tmp`` (and
+``/home``), no network, the run's agent id, no capabilities, ``no-new-privileges``, podium's seccomp
+profile, ``--init``; memory without swap, CPUs, processes, ``/dev/shm`` and GPUs by exact index.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from podium.sandbox import _seccomp
+from podium.sandbox._bwrap import ETC_ENTRIES, SYSTEM_DIRS, default_env, python_prefixes
+from podium.sandbox._stage import HOME, HOSTNAME
+from podium.sandbox._types import Limits, Mount
+
+__all__ = ["DEFAULT_SHM_BYTES", "HARNESS_LABEL", "container_config", "harness_id"]
+
+#: The label naming the podium process (host and pid) that started a container.
+HARNESS_LABEL = "podium.harness"
+DEFAULT_SHM_BYTES = 2 << 30
+
+
+def harness_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def container_config(
+    image: str,
+    command: Sequence[str],
+    *,
+    host: bool,
+    mounts: Sequence[Mount],
+    env: Mapping[str, str],
+    limits: Limits,
+    workdir: str,
+    user: str,
+    cgroup_parent: str | None = None,
+    prefixes: Sequence[tuple[str, str]] | None = None,
+    etc_dir: Path | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments for ``containers.create`` of one run in ``image`` (``host``: podium's host image).
+
+    ``prefixes`` are the (source, target) folders of the Python installation (default: this one's, bound
+    as they are); ``etc_dir`` holds the run's generated passwd and group, bound over the host image's.
+    """
+    from docker.types import DeviceRequest, LogConfig
+    from docker.types import Mount as DockerMount
+
+    binds: list[DockerMount] = []
+    if host:
+        for path in SYSTEM_DIRS:
+            if os.path.isdir(path) and not os.path.islink(path) and path != "/sbin":
+                binds.append(DockerMount(path, path, type="bind", read_only=True))
+        for name in ETC_ENTRIES:
+            if os.path.exists(f"/etc/{name}"):
+                binds.append(DockerMount(f"/etc/{name}", os.path.realpath(f"/etc/{name}"), type="bind", read_only=True))
+        for source, target in prefixes if prefixes is not None else [(p, p) for p in python_prefixes()]:
+            binds.append(DockerMount(target, source, type="bind", read_only=True))
+        if etc_dir is not None:
+            for name in ("passwd", "group"):
+                binds.append(DockerMount(f"/etc/{name}", str(etc_dir / name), type="bind", read_only=True))
+    for mount in mounts:
+        binds.append(DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable))
+    memory = limits.memory_bytes
+    tmpfs = {"/tmp": "rw,nosuid,nodev"}
+    if host:
+        tmpfs[HOME] = "rw,nosuid,nodev,mode=1777"
+    if not limits.gpus:  # as under bwrap, the host's hardware details stay hidden (GPU stacks may read /sys)
+        tmpfs["/sys"] = "ro,nosuid,nodev,noexec,size=4k"
+    config: dict[str, Any] = {
+        "image": image,
+        "command": list(command),
+        "environment": {**(default_env() if host else {}), **env},
+        "working_dir": workdir,
+        "user": user,
+        "hostname": HOSTNAME,
+        "network_mode": "none",
+        "ipc_mode": "private",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges", *_seccomp_option()],
+        "init": True,
+        "mounts": binds,
+        "read_only": host,
+        "tmpfs": tmpfs,
+        "shm_size": limits.shm_bytes or (min(DEFAULT_SHM_BYTES, memory // 2) if memory else DEFAULT_SHM_BYTES),
+        "pids_limit": limits.pids or -1,
+        "labels": {HARNESS_LABEL: harness_id()},
+        "log_config": LogConfig(type="json-file", config={"max-size": "10m", "max-file": "1"}),
+        "stdin_open": False,
+        "tty": False,
+    }
+    if cgroup_parent:
+        config["cgroup_parent"] = cgroup_parent
+    if memory:
+        config["mem_limit"] = memory
+        config["memswap_limit"] = memory
+    if limits.cpus:
+        config["nano_cpus"] = int(limits.cpus * 1e9)
+    if limits.gpus:
+        config["device_requests"] = [
+            DeviceRequest(device_ids=[str(i) for i in limits.gpus], capabilities=[["gpu"]], driver="nvidia")
+        ]
+    return config
+
+
+def _seccomp_option() -> list[str]:
+    """podium's seccomp profile for the container (the same policy as bwrap's), where it has a table."""
+    return [f"seccomp={_seccomp.docker_profile()}"] if _seccomp.supported() else []

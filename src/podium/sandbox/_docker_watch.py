@@ -1,0 +1,103 @@
+"""Watching a Docker run: its output, its end, its usage, and stopping it with or without the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from podium.sandbox._cgroup import RunCgroup
+
+__all__ = ["STOP_TIMEOUT_SECONDS", "Waiter", "briefly", "cgroup_stats", "engine_lost", "pump", "stats", "stop"]
+
+STOP_TIMEOUT_SECONDS = 30
+
+
+def pump(stream: Iterator[tuple[bytes | None, bytes | None]], out: Any, err: Any) -> None:
+    """Copy the container's demultiplexed output into the two log files as it arrives."""
+    with contextlib.suppress(Exception):
+        for chunk_out, chunk_err in stream:
+            if chunk_out:
+                out.write(chunk_out)
+                out.flush()
+            if chunk_err:
+                err.write(chunk_err)
+                err.flush()
+
+
+class Waiter(threading.Thread):
+    """Waits for the container to end; ``lost`` says why if the engine stopped answering first."""
+
+    def __init__(self, container: Any) -> None:
+        super().__init__(name="podium-docker-wait", daemon=True)
+        self.container = container
+        self.done = threading.Event()
+        self.lost: str | None = None
+
+    def run(self) -> None:
+        try:
+            while True:
+                try:
+                    self.container.wait(timeout=3600)
+                    return
+                except Exception as error:  # a read timeout on a long run: keep waiting; anything else: lost
+                    if "timed out" not in str(error).lower():
+                        self.lost = f"{type(error).__name__}: {error}"
+                        return
+        finally:
+            self.done.set()
+
+
+def stop(container: Any, group: RunCgroup | None, waiter: Waiter) -> bool:
+    """End the run's processes: through its cgroup (needs no engine), then through the engine if it answers.
+    Whether the run's cgroup is known to be empty now."""
+    emptied = group.kill_all() if group is not None else False
+    if waiter.lost is None:
+        briefly(container.kill, 10)
+    waiter.done.wait(STOP_TIMEOUT_SECONDS)
+    return emptied
+
+
+def briefly(call: Any, seconds: float) -> None:
+    """Call ``call`` (an engine request), ignoring its errors, waiting for it at most ``seconds`` (a hung engine)."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            call()
+
+    thread = threading.Thread(target=quietly, name="podium-docker-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+
+
+def engine_lost(seconds: float, why: str, killed: bool) -> str:
+    outcome = (
+        "its processes were killed through the run's cgroup"
+        if killed
+        else "podium could not kill its processes without the engine (no local cgroup): the container may still run"
+    )
+    return (
+        f"the Docker engine stopped answering {seconds:.0f} s into the run ({why}); {outcome}. This is the "
+        "harness's failure, not the agent's: restart the engine (scripts/dockerd.sh) and rerun"
+    )
+
+
+def stats(container: Any) -> tuple[float, int, int | None] | None:
+    """CPU seconds, memory in use and peak memory (cgroup v1) of a running container, or None."""
+    try:
+        stats = container.stats(stream=False, one_shot=True)
+    except Exception:
+        return None
+    cpu_ns = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage")
+    memory = stats.get("memory_stats") or {}
+    if cpu_ns is None or "usage" not in memory:
+        return None
+    return cpu_ns / 1e9, int(memory["usage"]), memory.get("max_usage")
+
+
+def cgroup_stats(group: RunCgroup) -> tuple[float, int, int | None] | None:
+    cpu, memory = group.cpu_seconds(), group.memory_bytes()
+    if cpu is None or memory is None:
+        return None
+    return cpu, memory, group.peak_memory_bytes()

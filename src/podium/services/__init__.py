@@ -1,0 +1,30 @@
+"""A run's services: what the sandboxed agent reaches, each on a Unix socket mounted into the sandbox.
+
+- :class:`ValidationServer` (``/home/validate.sock``): the format check of a submission, never a score;
+- :class:`LLMProxy` (``/home/llm.sock``): the agent's model calls, to one provider, with podium's key,
+  within the run's budget.
+
+The agent's side of each is a file shipped in ``podium/sandbox_files`` and mounted into the sandbox
+(:func:`sandbox_file`): ``validate_submission.py`` and its ``.sh`` wrapper, and ``llm_bridge.py``,
+which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from podium.services.llm_proxy import BRIDGE_PORT, LLMProxy
+from podium.services.validation import ValidationServer
+
+__all__ = ["BRIDGE_PORT", "SANDBOX_FILES", "LLMProxy", "ValidationServer", "sandbox_file"]
+
+#: The files shipped for the sandbox, each mounted at ``/home/<name>``.
+SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh", "llm_bridge.py")
+
+
+def sandbox_file(name: str) -> Path:
+    """The path of a file shipped for the sandbox (one of :data:`SANDBOX_FILES`)."""
+    if name not in SANDBOX_FILES:
+        raise KeyError(f"{name!r} is not a sandbox file; known: {', '.join(SANDBOX_FILES)}")
+    return Path(str(resources.files("podium") / "sandbox_files" / name))
