@@ -110,20 +110,9 @@ def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path, 
         "json.dump({'seen': seen, 'env': env, 'bad': bad.returncode, 'good': good.returncode, 'out': good.stdout}, open('/home/logs/probe.json', 'w'))\n",
     )
     result = podium(
-        "run",
-        "--agent",
-        str(agent),
-        "--competitions",
-        COMPS[0],
-        "--time-limit",
-        "2m",
-        "--data-dir",
-        str(data_dir),
-        "--runs-dir",
-        str(tmp_path / "runs"),
-        "--sandbox",
-        sandbox,
-    )
+        "run", "--agent", str(agent), "--competitions", COMPS[0], "--time-limit", "2m", "--data-dir", str(data_dir),
+        "--runs-dir", str(tmp_path / "runs"), "--sandbox", sandbox,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     (record,) = _records(tmp_path / "runs")
     assert record["sandbox"] == sandbox

@@ -17,7 +17,7 @@ import numpy as np
 from podium.competition import Column, Competition
 from podium.grading.table import Frame, write_csv
 
-__all__ = ["Fixture", "make_fixture", "make_raw", "write_csv", "write_prepared"]
+__all__ = ["Fixture", "make_fixture", "make_raw", "wav_bytes", "write_csv", "write_prepared"]
 
 
 @dataclass
@@ -150,33 +150,26 @@ def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
     n = int(competition.fixture.get("rows", 24))
     make_answers = competition.hook("make_answers")
     answers: Frame = make_answers(competition, rng, n) if make_answers else _generic_answers(competition, rng, n)
-    perfect_submission = competition.hook("perfect_submission")
-    if perfect_submission is not None:
-        perfect: Frame = perfect_submission(competition, answers)
-    else:
-        perfect = Frame(
-            {
-                c.name: answers[c.name]
-                if c.name in competition.id_columns
-                else answers[_answer_of(competition, c.name)]
-                for c in competition.columns
-            },
-            answers.n_rows,
-        )
-    sample_submission = competition.hook("sample_submission")
-    if sample_submission is not None:
-        sample: Frame = sample_submission(competition, answers)
-    else:
-        sample = Frame(
-            {
-                c.name: perfect[c.name]
-                if c.name in competition.id_columns
-                else np.full(perfect.n_rows, str(c.options.get("default", "")), dtype=object)
-                for c in competition.columns
-            },
-            perfect.n_rows,
-        )
+    perfect_submission = competition.hook("perfect_submission") or _perfect
+    perfect: Frame = perfect_submission(competition, answers)
+    sample_hook = competition.hook("sample_submission")
+    sample: Frame = sample_hook(competition, answers) if sample_hook else _sample(competition, perfect)
     return Fixture(answers, sample, perfect)
+
+
+def _from_columns(competition: Competition, frame: Frame, value: Any) -> Frame:
+    """One cell per declared column: the id columns of ``frame``, and ``value(column)`` elsewhere."""
+    columns = {c.name: frame[c.name] if c.name in competition.id_columns else value(c) for c in competition.columns}
+    return Frame(columns, frame.n_rows)
+
+
+def _perfect(competition: Competition, answers: Frame) -> Frame:
+    return _from_columns(competition, answers, lambda c: answers[_answer_of(competition, c.name)])
+
+
+def _sample(competition: Competition, perfect: Frame) -> Frame:
+    default = {c.name: str(c.options.get("default", "")) for c in competition.columns}
+    return _from_columns(competition, perfect, lambda c: np.full(perfect.n_rows, default[c.name], dtype=object))
 
 
 def _answer_of(competition: Competition, submission_column: str) -> str:
@@ -237,3 +230,17 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
             path.unlink()
     fixture_files(competition, raw, rng)
     return raw
+
+
+def wav_bytes(rng: np.random.Generator, *, framerate: int, frames: int) -> bytes:
+    """A short mono 16-bit WAV file of noise (audio competitions' raw fixtures)."""
+    import io
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as handle:
+        handle.setnchannels(1)
+        handle.setsampwidth(2)
+        handle.setframerate(framerate)
+        handle.writeframes(rng.integers(-2000, 2000, frames).astype("<i2").tobytes())
+    return buffer.getvalue()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from metric_helpers import FAST
 from shapely.geometry import Polygon
 from sklearn.metrics import average_precision_score
 
@@ -13,7 +14,6 @@ from podium.errors import InvalidSubmissionError
 from podium.metrics.detection import coco_map, point_in_box_f1, voc_map
 from podium.metrics.detection3d import map_3d
 
-FAST = settings(max_examples=50, deadline=None)
 _LYFT = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 

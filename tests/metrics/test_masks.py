@@ -7,9 +7,10 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from metric_helpers import FAST
 from scipy.spatial.distance import directed_hausdorff
 from sklearn.metrics import fbeta_score
 
@@ -24,9 +25,6 @@ from podium.metrics.masks import (
     rle_encode,
     rle_runs,
 )
-
-FAST = settings(max_examples=50, deadline=None)
-
 
 # ---------------------------------------------------------------------------------------------
 # Slow references

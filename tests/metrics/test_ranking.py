@@ -7,8 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from metric_helpers import FAST, cells
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from podium.errors import InvalidSubmissionError
@@ -19,13 +20,6 @@ from podium.metrics.ranking import (
     mean_columnwise_spearman,
     pearson,
 )
-
-FAST = settings(max_examples=50, deadline=None)
-
-
-def cells(*values: str) -> np.ndarray:
-    return np.array(values, dtype=object)
-
 
 # ---------------------------------------------------------------- Pearson
 

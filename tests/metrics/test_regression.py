@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from metric_helpers import FAST
 from sklearn.metrics import (
     mean_absolute_error,
     root_mean_squared_error,
@@ -26,7 +27,6 @@ from podium.metrics.regression import (
     rmse,
 )
 
-FAST = settings(max_examples=50, deadline=None)
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metric_helpers import FAST, cells
 from sklearn.metrics import jaccard_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
@@ -19,12 +20,6 @@ from podium.metrics.text import (
     mean_word_jaccard,
     normalized_sequence_levenshtein,
 )
-
-FAST = settings(max_examples=50, deadline=None)
-
-
-def cells(*values: str) -> np.ndarray:
-    return np.array(values, dtype=object)
 
 
 def slow_levenshtein(a: Sequence[object], b: Sequence[object]) -> int:

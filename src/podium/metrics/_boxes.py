@@ -12,14 +12,9 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from podium.metrics._common import _reject, _to_numbers, _tokenize
+from podium.metrics._common import FloatArray, IndexArray, IntArray, StrArray, _reject, _to_numbers, _tokenize
 
 __all__ = ["Records", "label_codes", "parse_records", "same_key_pairs"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-IndexArray = npt.NDArray[np.intp]
-StrArray = npt.NDArray[np.object_]  # Python str objects: never fixed-width (sized by the longest cell)
 
 
 class Records(NamedTuple):

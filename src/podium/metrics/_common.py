@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -19,9 +19,25 @@ from podium.errors import InvalidSubmissionError, quote
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IndexArray = npt.NDArray[np.intp]
+StrArray = npt.NDArray[np.object_]  # Python str objects: never fixed-width (sized by the longest cell)
+AnyArray = npt.NDArray[Any]
 _Number = TypeVar("_Number", np.int64, np.float64)
 
-__all__ = ["check_consistent_length", "check_pair", "encode_labels", "factorize", "mean_or_nan", "unique"]
+__all__ = [
+    "AnyArray",
+    "BoolArray",
+    "FloatArray",
+    "IndexArray",
+    "IntArray",
+    "StrArray",
+    "check_consistent_length",
+    "check_pair",
+    "encode_labels",
+    "factorize",
+    "mean_or_nan",
+    "unique",
+]
 
 
 def check_consistent_length(*arrays: npt.NDArray[np.generic]) -> int:
@@ -41,7 +57,7 @@ def check_pair(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, *, ndim: int) -> tu
     return true, pred
 
 
-def mean_or_nan(values: npt.NDArray[np.generic]) -> float:
+def mean_or_nan(values: npt.NDArray[Any]) -> float:
     """Mean as a float; NaN for no values (the score is undefined then)."""
     return float(np.mean(values)) if values.size else float("nan")
 

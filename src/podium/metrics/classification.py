@@ -7,13 +7,19 @@ numpy is imported at module level; the few functions that need more import it th
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
-from podium.metrics._common import check_consistent_length, encode_labels, mean_or_nan, unique
+from podium.metrics._common import (
+    AnyArray,
+    BoolArray,
+    FloatArray,
+    check_consistent_length,
+    encode_labels,
+    mean_or_nan,
+    unique,
+)
 
 __all__ = [
     "accuracy",
@@ -29,10 +35,6 @@ __all__ = [
     "rsna_fracture_log_loss",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-AnyArray = npt.NDArray[Any]
 
 _RSNA_VERTEBRAE = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
 _ALASKA_TPR_BREAKPOINTS = (0.0, 0.4, 1.0)

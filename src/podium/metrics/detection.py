@@ -21,14 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.metrics._boxes import Records, label_codes, parse_records, same_key_pairs
-from podium.metrics._common import _reject, unique
+from podium.metrics._common import FloatArray, IntArray, _reject, unique
 
 __all__ = ["coco_map", "point_in_box_f1", "voc_map"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-IndexArray = npt.NDArray[np.intp]
-StrArray = npt.NDArray[np.object_]  # Python str objects: never fixed-width (sized by the longest cell)
 
 
 # --------------------------------------------------------------------------------------------

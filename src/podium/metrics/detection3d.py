@@ -12,14 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.metrics._boxes import Records, label_codes, parse_records, same_key_pairs
-from podium.metrics._common import _reject
+from podium.metrics._common import FloatArray, IndexArray, IntArray, _reject
 
 __all__ = ["map_3d"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-IndexArray = npt.NDArray[np.intp]
-StrArray = npt.NDArray[np.object_]  # Python str objects: never fixed-width (sized by the longest cell)
 
 _LYFT_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 

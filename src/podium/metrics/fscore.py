@@ -6,13 +6,18 @@ Every function takes arrays already aligned row by row by the grader and returns
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError, quote
-from podium.metrics._common import check_consistent_length, encode_labels, mean_or_nan, unique
+from podium.metrics._common import (
+    AnyArray,
+    FloatArray,
+    check_consistent_length,
+    encode_labels,
+    mean_or_nan,
+    unique,
+)
 
 __all__ = [
     "f1",
@@ -22,11 +27,6 @@ __all__ = [
     "probabilistic_f1",
     "qa_answer_f1",
 ]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-AnyArray = npt.NDArray[Any]
 
 
 def _fbeta(tp: npt.ArrayLike, true: npt.ArrayLike, pred: npt.ArrayLike, beta: float) -> FloatArray:

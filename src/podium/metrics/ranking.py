@@ -12,14 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
-from podium.metrics._common import check_pair, unique
+from podium.metrics._common import FloatArray, IntArray, StrArray, check_pair, unique
 from podium.metrics.text import check_rows, encode_tokens
 
 __all__ = ["kendall_tau_pooled", "map_at_k", "mean_columnwise_spearman", "pearson"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-StrArray = npt.NDArray[np.object_]
 
 
 def _columns(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, ndim: int) -> tuple[FloatArray, ...]:

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError
-from podium.metrics._common import check_pair, factorize
+from podium.metrics._common import FloatArray, check_pair, factorize
 
 __all__ = [
     "haversine_p50_p95",
@@ -25,7 +25,6 @@ __all__ = [
     "rmse",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 EARTH_RADIUS_M = 6_371_000.0
 

@@ -14,12 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.errors import InvalidSubmissionError, quote
-from podium.metrics._common import mean_or_nan, unique
+from podium.metrics._common import IntArray, StrArray, mean_or_nan, unique
 
 __all__ = ["mean_levenshtein", "mean_word_jaccard", "normalized_sequence_levenshtein"]
-
-IntArray = npt.NDArray[np.int64]
-StrArray = npt.NDArray[np.object_]
 
 
 def check_rows(y_true: npt.NDArray[Any], y_pred: npt.NDArray[Any]) -> None:

@@ -173,34 +173,10 @@ class DockerSandbox:
         """Whether the engine runs on this host (a Unix socket), so its cgroups are ours to read."""
         return str(self.client.api.base_url).startswith("http+docker://") and os.access(CGROUP_ROOT, os.R_OK)
 
-    def create_config(
-        self,
-        command: Sequence[str],
-        *,
-        mounts: Sequence[Mount],
-        env: Mapping[str, str],
-        limits: Limits,
-        workdir: str,
-        user: str,
-        cgroup_parent: str | None = None,
-        prefixes: Sequence[tuple[str, str]] | None = None,
-        etc_dir: Path | None = None,
-    ) -> dict[str, Any]:
-        """The keyword arguments for ``containers.create`` (public so tests can check the isolation settings);
-        see :func:`podium.sandbox._docker_config.container_config`."""
-        return container_config(
-            self.image or self.host_image(),
-            command,
-            host=self.image is None,
-            mounts=mounts,
-            env=env,
-            limits=limits,
-            workdir=workdir,
-            user=user,
-            cgroup_parent=cgroup_parent,
-            prefixes=prefixes,
-            etc_dir=etc_dir,
-        )
+    def create_config(self, command: Sequence[str], **options: Any) -> dict[str, Any]:
+        """The keyword arguments for ``containers.create`` (public so tests can check the isolation settings):
+        :func:`podium.sandbox._docker_config.container_config` in this sandbox's image."""
+        return container_config(self.image or self.host_image(), command, host=self.image is None, **options)
 
     def _create(self, config: dict[str, Any]) -> Any:
         import docker

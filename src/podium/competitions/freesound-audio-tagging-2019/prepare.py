@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-import wave
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -80,13 +79,9 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
 
 
 def _wav(rng: np.random.Generator) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(44100)
-        handle.writeframes(rng.integers(-2000, 2000, 200).astype("<i2").tobytes())
-    return buffer.getvalue()
+    from podium.fixtures import wav_bytes
+
+    return wav_bytes(rng, framerate=44100, frames=200)
 
 
 def _zip_of_wavs(path: Path, folder: str, names: list[str], rng: np.random.Generator) -> None:

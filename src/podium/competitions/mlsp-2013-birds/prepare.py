@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-import wave
 import zipfile
 from pathlib import Path
 
@@ -103,13 +102,9 @@ def prepare(raw: Path, public: Path, private: Path, *, version: int) -> None:
 
 
 def _wav(rng: np.random.Generator) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(16000)
-        handle.writeframes(rng.integers(-2000, 2000, 100).astype("<i2").tobytes())
-    return buffer.getvalue()
+    from podium.fixtures import wav_bytes
+
+    return wav_bytes(rng, framerate=16000, frames=100)
 
 
 def _bmp(rng: np.random.Generator) -> bytes:
