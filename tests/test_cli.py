@@ -198,7 +198,7 @@ def test_a_bad_agent_yaml_is_one_line_naming_file_key_and_fix(tmp_path: Path) ->
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == (
         f"podium: error: {tmp_path / 'agent' / 'agent.yaml'}: unknown key 'environ'. Fix: did you mean 'env'? "
-        "(the keys are name, command, env, resources, image, build, llm)"
+        "(the keys are name, command, env, resources, image, build, llm, environment)"
     )
     assert not (tmp_path / "runs").exists()
 

@@ -128,6 +128,7 @@ class RunRecord:
     status: str = "finished"
     sandbox: str | None = None
     image: str | None = None
+    environment: dict[str, Any] | None = None
     podium_version: str | None = None
     started_at: str | None = None
     limits: dict[str, Any] = field(default_factory=dict)

@@ -6,9 +6,14 @@ An agent is a folder holding ``agent.yaml``::
     command: [python3, /home/agent/main.py]   # run in /home inside the sandbox
     env: {MY_SETTING: "1"}                     # added to the agent's environment
     resources: {cpus: 2, memory: 8G, disk: 50G, gpus: 0}  # defaults; `podium run` flags override them
+    environment: minimal                       # the Python its code runs with (podium.environments)
 
 Without ``image``, the agent runs on the host's system and Python (bwrap, or docker's host image)
-and its folder is mounted read-only at ``/home/agent``. With ``image: NAME`` (docker only) it runs
+and its folder is mounted read-only at ``/home/agent``. ``environment:`` names the environment its
+code runs with: a profile (``minimal``, ``standard``), a requirements file in its folder, or
+``{profile: NAME, requirements: [PINNED, ...]}`` for a profile plus packages of its own; it is
+mounted at ``/opt/podium/env`` and first on ``PATH``. Without it the agent runs with podium's own
+interpreter and packages (the built-in offline agents do). With ``image: NAME`` (docker only) it runs
 in that image, which must already be on the local engine (podium never pulls) and carries the
 agent itself, as MLE-bench agents' images do; ``build: FOLDER`` (relative to the agent folder)
 has podium build the image from that folder's Dockerfile on the local engine first. An ``llm:``
@@ -55,6 +60,9 @@ class AgentSpec:
     image: str | None = None
     build: Path | None = None
     llm: LLMConfig | None = None
+    #: The environment profile (a name, or a requirements file's path) and extra requirements; None: podium's own.
+    environment: str | None = None
+    environment_requirements: tuple[str, ...] = ()
 
     @property
     def needs_docker(self) -> bool:
@@ -62,7 +70,7 @@ class AgentSpec:
 
 
 #: The keys of agent.yaml (see the module docstring), of its ``resources`` and of its ``llm`` section.
-KEYS = ("name", "command", "env", "resources", "image", "build", "llm")
+KEYS = ("name", "command", "env", "resources", "image", "build", "llm", "environment")
 RESOURCE_KEYS = ("cpus", "memory", "disk", "gpus")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -87,7 +95,10 @@ def _check_keys(where: str, section: str, raw: Mapping[Any, Any], known: Sequenc
         if key in known:
             continue
         name = f"{section}.{key}" if section else str(key)
-        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
+        # a known key that the unknown one lengthens comes first (environ: is env:), then the closest one
+        close = [k for k in known if str(key).startswith(k)] or difflib.get_close_matches(
+            str(key), known, n=1, cutoff=0.5
+        )
         fix = f"did you mean {close[0]!r}?" if close else "remove it or correct its name."
         raise UsageError(f"{where}: unknown key {name!r}. Fix: {fix} (the keys are {', '.join(known)})")
 
@@ -198,6 +209,7 @@ def load_agent(name_or_path: str) -> AgentSpec:
                 f"{where}: build: {raw['build']} should name a folder holding a Dockerfile; "
                 f"{build / 'Dockerfile'} does not exist"
             )
+    profile, requirements = _environment(where, folder, raw.get("environment"))
     llm = raw.get("llm")
     if llm is not None:
         if not isinstance(llm, dict):
@@ -215,7 +227,37 @@ def load_agent(name_or_path: str) -> AgentSpec:
         image=image.strip() if image else None,
         build=build,
         llm=parse_llm_config(llm, where) if llm is not None else None,
+        environment=profile,
+        environment_requirements=requirements,
     )
+
+
+def _environment(where: str, folder: Path, raw: Any) -> tuple[str | None, tuple[str, ...]]:
+    """``environment:``: a profile name, a requirements file (relative to the agent folder), or a mapping."""
+    if raw is None:
+        return None, ()
+    if isinstance(raw, str):
+        raw = {"profile": raw}
+    if not isinstance(raw, dict):
+        raise UsageError(
+            f"{where}: environment must be a profile name (minimal, standard), a requirements file or "
+            f"{{profile: NAME, requirements: [...]}}, got {_kind(raw)}"
+        )
+    _check_keys(where, "environment", raw, ("profile", "requirements"))
+    profile = raw.get("profile", "minimal")
+    requirements = raw.get("requirements") or []
+    if not isinstance(profile, str) or not profile.strip():
+        raise UsageError(f"{where}: environment.profile must be a profile name or a file, got {_kind(profile)}")
+    if not isinstance(requirements, list) or not all(isinstance(r, str) and r.strip() for r in requirements):
+        raise UsageError(
+            f"{where}: environment.requirements must be a list of pinned packages such as [lightgbm==4.7.0]"
+        )
+    if profile.endswith(".txt"):
+        path = (folder / profile).resolve()
+        if not path.is_file():
+            raise UsageError(f"{where}: environment: {profile} should be a requirements file; {path} does not exist")
+        profile = str(path)
+    return profile, tuple(r.strip() for r in requirements)
 
 
 def folder_digest(folder: Path, skip: Sequence[Path] = ()) -> str:

@@ -22,6 +22,9 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
+    "cmd_env_build",
+    "cmd_env_list",
+    "cmd_env_rm",
     "cmd_example",
     "cmd_grade",
     "cmd_grade_sample",
@@ -264,6 +267,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         data_dir=data_dir,
         runs_dir=Path(args.runs_dir),
         workers=args.workers,
+        env_profile=args.env,
     )
     batch = run_batch(config, comps, redo=args.redo)
     return _report_batch(config, batch)
@@ -313,4 +317,36 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def cmd_env_build(args: argparse.Namespace) -> int:
+    from podium.environments import build, load_profile
+
+    env = build(load_profile(args.profile, gpu=args.gpu, extra=args.requirement or ()), force=args.force)
+    print(f"{env.name} {env.digest} {env.size_bytes / 2**20:.0f} MiB {env.path}")
+    return 0
+
+
+def cmd_env_list(args: argparse.Namespace) -> int:
+    from podium.environments import env_root, list_environments
+
+    envs = list_environments()
+    if args.json:
+        _print_json(
+            [{**e.summary(), "path": str(e.path), "size_bytes": e.size_bytes, "lock": list(e.lock)} for e in envs]
+        )
+        return 0
+    rows = [[e.name, e.digest, "yes" if e.gpu else "no", f"{e.size_bytes / 2**20:.0f} MiB", e.created_at] for e in envs]
+    print(_table(rows, ["name", "digest", "gpu", "size", "built"]))
+    print(f"\n{len(envs)} environment(s) in {env_root()}")
+    return 0
+
+
+def cmd_env_rm(args: argparse.Namespace) -> int:
+    from podium.environments import remove
+
+    for name in args.names:
+        for env in remove(name):
+            print(f"removed {env.name} {env.digest} ({env.path})")
     return 0

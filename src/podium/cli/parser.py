@@ -221,10 +221,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="run again the group's runs without a valid submission (failed), or every run (all, also to change "
         "the group's settings); each new run replaces the old one",
     )
+    p.add_argument(
+        "--env",
+        default=None,
+        metavar="PROFILE",
+        help="the environment the agent's code runs with: minimal, standard, a requirements file, or host "
+        "(podium's own Python) (default: the agent's environment:)",
+    )
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_run)
+
+    p = sub.add_parser("env", help="build, list and remove the environments agents' code runs with")
+    env_sub = p.add_subparsers(dest="env_command", required=True)
+    q = env_sub.add_parser("build", help="build an environment from a profile (cached by its digest)")
+    q.add_argument("--profile", default="minimal", help="minimal, standard, or a pinned requirements .txt file")
+    q.add_argument("--gpu", action="store_true", help="the profile's GPU (CUDA) variant")
+    q.add_argument("--requirement", action="append", default=None, metavar="PKG==VER", help="an extra pinned package")
+    q.add_argument("--force", action="store_true", help="build again even if built")
+    q.set_defaults(fn=commands.cmd_env_build)
+    q = env_sub.add_parser("list", help="list the built environments")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(fn=commands.cmd_env_list)
+    q = env_sub.add_parser("rm", help="remove built environments")
+    q.add_argument("names", nargs="+", metavar="NAME", help="a name (minimal), a folder name or a digest prefix")
+    q.set_defaults(fn=commands.cmd_env_rm)
 
     p = sub.add_parser("prepare", help="prepare competitions: Kaggle files -> public/ and private/")
     which = p.add_mutually_exclusive_group()

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podium.agents import AgentSpec
+from podium.environments import Environment, Profile, load_profile
+from podium.errors import PodiumError
 
-__all__ = ["RunConfig", "hardware"]
+__all__ = ["RunConfig", "environment_profile", "hardware"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class RunConfig:
     disk_bytes: int | None = None  # what submission/, code/ and logs/ may hold together
     image: str | None = None  # the agent's docker image, once resolved (built) by run_batch
     agent_hash: str | None = None  # hash of the agent's folder (part of the group's identity), set by run_batch
+    env_profile: str | None = None  # --env: a profile for the agent's code instead of its own ("host": podium's Python)
+    env_digest: str | None = None  # the digest of that environment's profile (part of the group's identity)
+    environment: Environment | None = None  # the built environment the agent's code runs with, set by run_batch
 
 
 def hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:
@@ -40,3 +45,20 @@ def hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:
         names = [g.name for g in list_gpus() if g.index in gpu_ids]
         gpus = f"{len(gpu_ids)} GPU(s)" + (f" ({', '.join(names)})" if names else "")
     return f"{cpus:g} CPU core(s), {memory}, {gpus}"
+
+
+def environment_profile(config: RunConfig) -> Profile | None:
+    """The profile the agent's code runs with: ``--env``, else the agent's ``environment:``; None for
+    podium's own interpreter (``--env host``, or an agent that names none, or one in its own image).
+    Runs with GPUs take a profile's GPU variant where it has one."""
+    name = config.env_profile or config.agent.environment
+    if name is None or name == "host" or config.agent.needs_docker:
+        return None
+    extra = config.agent.environment_requirements if name == config.agent.environment else ()
+    if config.gpus:
+        try:
+            return load_profile(name, gpu=True, extra=extra)
+        except PodiumError:
+            pass  # no GPU variant: the CPU one
+    return load_profile(name, extra=extra)
+

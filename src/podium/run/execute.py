@@ -26,6 +26,7 @@ from typing import Any
 from podium import __version__, owner
 from podium.agents import LLMConfig, instructions
 from podium.competition import Competition
+from podium.environments import ENV_MOUNT
 from podium.errors import PodiumError
 from podium.grading import grade_isolated
 from podium.paths import CompetitionPaths, RunPaths
@@ -33,7 +34,7 @@ from podium.records import GradeReport, RunRecord
 from podium.run.config import RunConfig, hardware
 from podium.run.gpus import RunInterrupted
 from podium.run.outcome import tail_lines
-from podium.sandbox import ExecResult, Limits, Mount, get_sandbox
+from podium.sandbox import ExecResult, Limits, Mount, default_env, get_sandbox
 from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
 from podium.units import duration
 
@@ -52,6 +53,7 @@ def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: 
         status="finished",
         sandbox=config.sandbox,
         image=config.image,
+        environment=config.environment.summary() if config.environment is not None else None,
         podium_version=__version__,
         started_at=_now(),
         limits={
@@ -180,6 +182,9 @@ def _sandboxed(
     ]
     if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
         mounts.append(Mount(config.agent.folder, "/home/agent"))
+    if config.environment is not None:  # the agent's code runs with its own environment, first on PATH
+        mounts.append(Mount(config.environment.path, ENV_MOUNT))
+        env = {"PATH": f"{ENV_MOUNT}/bin:{default_env()['PATH']}", "PODIUM_ENV": ENV_MOUNT, **env}
     limits = Limits(
         wall_seconds=config.time_limit,
         memory_bytes=config.memory_bytes,

@@ -48,6 +48,7 @@ SETTINGS = {
     "cpus": "CPUs",
     "gpus": "GPUs",
     "disk_bytes": "disk cap",
+    "environment": "agent environment (digest)",
 }
 FILE = "group.json"
 
@@ -75,6 +76,7 @@ def settings_of(config: RunConfig) -> dict[str, Any]:
         "cpus": config.cpus,
         "gpus": config.gpus,
         "disk_bytes": config.disk_bytes,
+        "environment": config.env_digest,
     }
 
 

@@ -23,11 +23,12 @@ from typing import Any
 from podium import owner
 from podium.agents import folder_digest
 from podium.competition import Competition
+from podium.environments import ensure as ensure_environment
 from podium.errors import HarnessError, PodiumError
 from podium.paths import RunPaths
 from podium.records import RunRecord
 from podium.run import group as run_group
-from podium.run.config import RunConfig
+from podium.run.config import RunConfig, environment_profile
 from podium.run.execute import discard, execute, failed_record, new_record
 from podium.run.gpus import GpuPool, RunInterrupted
 from podium.run.images import resolve_image
@@ -172,6 +173,8 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
         print(f"indexed {recovered} finished run(s) left unindexed by an interrupted session", file=sys.stderr)
     if config.agent_hash is None:
         config = replace(config, agent_hash=folder_digest(config.agent.folder, skip=[config.runs_dir]))
+    profile = environment_profile(config)
+    config = replace(config, env_digest=profile.digest if profile is not None else None)
     plan = run_group.plan(config, competitions, store, redo)
     for note in plan.notes:
         print(note, file=sys.stderr)
@@ -184,6 +187,8 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
         if config.agent.llm is not None:
             config.agent.llm.api_key()  # a missing key stops the batch here, before any run starts
         config = resolve_image(config)
+        if profile is not None:  # built here if missing, so no run needs the package index
+            config = replace(config, environment=ensure_environment(profile))
     run_group.write(group_dir, plan.document)
     if not todo:
         return batch

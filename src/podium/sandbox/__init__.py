@@ -48,7 +48,7 @@ import os
 from pathlib import Path
 
 from podium.errors import PodiumError
-from podium.sandbox._bwrap import BwrapSandbox
+from podium.sandbox._bwrap import BwrapSandbox, default_env
 from podium.sandbox._cgroup import sweep_abandoned
 from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._local import LocalSandbox
@@ -68,6 +68,7 @@ __all__ = [
     "ResourceSample",
     "Sandbox",
     "build_agent_image",
+    "default_env",
     "get_sandbox",
     "kill_tree",
     "list_gpus",

@@ -1,0 +1,320 @@
+"""Agent environments: the Python an agent's own code runs with, apart from podium's.
+
+An environment is a virtualenv built from a *profile*, a pinned requirements list
+(``podium/environments/profiles/<name>.txt``, or any file of that format): ``minimal`` (tabular ML
+on the CPU, what CI can afford) or ``standard`` (what MLE-bench's agent image offers for Python:
+gradient boosting, PyTorch, vision and text libraries). It is built once into a cache folder named
+by its *digest*, a hash of the requirements, the Python that builds it and the machine, so the same
+profile on the same machine is the same environment, and a changed pin is a new one. Each keeps
+``podium-env.json``: its profile, requirements, the lock (``pip freeze`` of what was installed),
+Python, size and build time.
+
+Inside a sandbox it is mounted read-only at :data:`ENV_MOUNT` and put first on ``PATH``, whatever
+path podium itself lives at; its interpreter is the host's (bwrap and docker's host image mount
+that read-only), and its scripts are rewritten to start from the mounted path. The run record
+names the environment's digest, so results say what the agent's code ran with.
+
+A build is staged in a folder of its own and renamed into place only when pip has finished and the
+lock is written, so an interrupted build leaves nothing that looks ready; a later build removes the
+leftovers of dead builders. Building needs the package index (PyPI or a local mirror); a run never
+does: ``podium run`` builds a missing environment before the batch starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from podium import owner
+from podium.errors import PodiumError, UsageError
+
+__all__ = [
+    "ENV_MOUNT",
+    "PROFILES",
+    "Environment",
+    "Profile",
+    "build",
+    "ensure",
+    "env_root",
+    "find",
+    "list_environments",
+    "load_profile",
+    "remove",
+]
+
+#: Where an environment is mounted inside every sandbox.
+ENV_MOUNT = "/opt/podium/env"
+#: The profiles shipped with podium.
+PROFILES = ("minimal", "standard")
+_RECORD = "podium-env.json"
+_PROFILE_DIR = Path(str(resources.files("podium") / "environments" / "profiles"))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A pinned requirements list, and whether it is a profile's GPU variant."""
+
+    name: str
+    requirements: tuple[str, ...]
+    gpu: bool = False
+
+    @property
+    def digest(self) -> str:
+        """What makes two environments the same: requirements, building Python, machine."""
+        key = {
+            "requirements": sorted(self.requirements),
+            "gpu": self.gpu,
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "base": os.path.realpath(sys.base_prefix),
+            "machine": platform.machine(),
+        }
+        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def folder_name(self) -> str:
+        return f"{self.name}{'-gpu' if self.gpu else ''}-{self.digest[:12]}"
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A built environment (what ``podium-env.json`` in its folder says)."""
+
+    name: str
+    digest: str
+    path: Path
+    requirements: tuple[str, ...]
+    lock: tuple[str, ...]
+    python: str
+    gpu: bool
+    created_at: str
+    size_bytes: int
+
+    @property
+    def python_path(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def summary(self) -> dict[str, Any]:
+        """What a run record keeps of it."""
+        return {"name": self.name, "digest": self.digest, "gpu": self.gpu, "python": self.python}
+
+
+def env_root() -> Path:
+    """Where environments are built: ``$PODIUM_ENV_DIR``, else the user cache dir."""
+    if env := os.environ.get("PODIUM_ENV_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "podium" / "envs"
+
+
+def _read_requirements(path: Path) -> tuple[str, ...]:
+    lines = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("-"):
+            raise UsageError(f"{path}:{number}: pip options ({line.split()[0]}) are not allowed in a profile; list packages")
+        lines.append(line)
+    return tuple(lines)
+
+
+def load_profile(name_or_path: str, *, gpu: bool = False, extra: Sequence[str] = ()) -> Profile:
+    """A shipped profile by name (``minimal``, ``standard``; ``gpu`` takes its ``-gpu`` variant) or a
+    requirements file by path; ``extra`` requirements are added (an agent's own)."""
+    path = Path(name_or_path)
+    if path.suffix == ".txt" or os.sep in name_or_path:
+        if not path.is_file():
+            raise UsageError(f"environment profile {name_or_path!r}: no such file. Fix: give a requirements file")
+        name = path.stem
+    else:
+        if name_or_path not in PROFILES:
+            raise UsageError(
+                f"unknown environment profile {name_or_path!r}; the profiles are {', '.join(PROFILES)}, or a .txt file"
+            )
+        name = name_or_path
+        path = _PROFILE_DIR / f"{name}{'-gpu' if gpu else ''}.txt"
+        if gpu and not path.is_file():
+            raise UsageError(f"profile {name!r} has no GPU variant (it runs on the CPU). Fix: drop --gpu")
+    requirements = _read_requirements(path) + tuple(extra)
+    if not requirements:
+        raise UsageError(f"environment profile {path} lists no package")
+    return Profile(name, requirements, gpu)
+
+
+def _read(folder: Path) -> Environment | None:
+    try:
+        data = json.loads((folder / _RECORD).read_text(encoding="utf-8"))
+        return Environment(**{**data, "path": folder, "requirements": tuple(data["requirements"]), "lock": tuple(data["lock"])})
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def find(profile: Profile, root: Path | None = None) -> Environment | None:
+    """The built environment of ``profile``, or None."""
+    return _read((root or env_root()) / profile.folder_name)
+
+
+def list_environments(root: Path | None = None) -> list[Environment]:
+    """Every built environment, by name."""
+    base = root or env_root()
+    if not base.is_dir():
+        return []
+    found = [_read(p) for p in sorted(base.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    return [e for e in found if e is not None]
+
+
+def remove(name_or_digest: str, root: Path | None = None) -> list[Environment]:
+    """Remove the environments whose name, folder or digest (a prefix of 4+ characters) matches."""
+    matches = [
+        e
+        for e in list_environments(root)
+        if name_or_digest in (e.name, e.path.name) or (len(name_or_digest) >= 4 and e.digest.startswith(name_or_digest))
+    ]
+    if not matches:
+        raise UsageError(f"no environment {name_or_digest!r}; `podium env list` shows them")
+    for env in matches:
+        shutil.rmtree(env.path)
+    return matches
+
+
+def _sweep(base: Path) -> None:
+    """Remove the staging folders of builds whose builder is gone."""
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            token = owner.token_in(entry.name) if entry.name.startswith(".") else None
+            if token is not None and ".tmp-" in entry.name and not owner.alive(token):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pip(python: Path, *args: str, log: Path | None = None, progress: Callable[[str], None] | None = None) -> str:
+    """Run podium's pip against the environment's interpreter; its output (logged), or a PodiumError."""
+    command = [sys.executable, "-m", "pip", "--python", str(python), *args]
+    out: list[str] = []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PIP_NO_INPUT": "1"}
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.append(line)
+            if progress is not None:
+                progress(line.rstrip())
+    text = "".join(out)
+    if log is not None:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(command)}\n{text}\n")
+    if process.returncode != 0:
+        tail = "\n".join(text.strip().splitlines()[-8:])
+        raise PodiumError(f"pip failed ({process.returncode}) building the environment:\n{tail}")
+    return text
+
+
+def _relocate(folder: Path, staging: Path) -> None:
+    """Scripts and activate files name the build folder; make them name :data:`ENV_MOUNT` instead."""
+    old, new = str(staging).encode(), ENV_MOUNT.encode()
+    for path in (folder / "bin").iterdir():
+        if path.is_symlink() or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if old in data[:4096] or (path.name.startswith("activate") and old in data):
+            path.write_bytes(data.replace(old, new))
+
+
+def _size(folder: Path) -> int:
+    return sum(p.lstat().st_size for p in folder.rglob("*") if not p.is_symlink())
+
+
+class _Progress:
+    """One line per package pip collects, counted against the profile's requirements."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.collected = 0
+        self.started = time.monotonic()
+
+    def __call__(self, line: str) -> None:
+        if line.startswith(("Collecting ", "Processing ")):
+            self.collected += 1
+            name = line.split()[1].rsplit("/", 1)[-1]
+            total = len(self.profile.requirements)
+            print(
+                f"  [env {self.profile.name}] {self.collected}: {name} ({total} requested, with their dependencies)",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif line.startswith("Installing collected packages"):
+            print(f"  [env {self.profile.name}] installing {self.collected} package(s) ...", file=sys.stderr, flush=True)
+
+
+def build(profile: Profile, root: Path | None = None, *, force: bool = False) -> Environment:
+    """Build ``profile`` into its folder (or return it, already built, unless ``force``)."""
+    base = root or env_root()
+    existing = find(profile, base)
+    if existing is not None and not force:
+        return existing
+    base.mkdir(parents=True, exist_ok=True)
+    _sweep(base)
+    final = base / profile.folder_name
+    staging = base / f".{profile.folder_name}.tmp-{owner.own_token()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    started = time.monotonic()
+    print(f"building environment {profile.name} ({len(profile.requirements)} requirements) in {final}", file=sys.stderr)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(staging)], check=True, capture_output=True)
+        requirements = staging / "requirements.txt"
+        requirements.write_text("\n".join(profile.requirements) + "\n", encoding="utf-8")
+        log = staging / "build.log"
+        python = staging / "bin" / "python"
+        _pip(python, "install", "--progress-bar", "off", "-r", str(requirements), log=log, progress=_Progress(profile))
+        _pip(python, "check", log=log)
+        lock = tuple(line for line in _pip(python, "freeze", log=log).splitlines() if line.strip())
+        _relocate(staging, staging)
+        record = Environment(
+            name=profile.name,
+            digest=profile.digest,
+            path=final,
+            requirements=profile.requirements,
+            lock=lock,
+            python=platform.python_version(),
+            gpu=profile.gpu,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            size_bytes=_size(staging),
+        )
+        data = {k: v for k, v in asdict(record).items() if k != "path"}
+        (staging / _RECORD).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(staging, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    print(f"environment {profile.name} built in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    built = find(profile, base)
+    assert built is not None
+    return built
+
+
+def ensure(profile: Profile, root: Path | None = None) -> Environment:
+    """The built environment of ``profile``, built now if missing; a failed build names the command."""
+    found = find(profile, root)
+    if found is not None:
+        return found
+    try:
+        return build(profile, root)
+    except PodiumError as exc:
+        raise PodiumError(
+            f"{exc}\nThe agent needs environment {profile.name!r}. Fix: make the package index reachable and run "
+            f"`podium env build --profile {profile.name}{' --gpu' if profile.gpu else ''}`"
+        ) from None
