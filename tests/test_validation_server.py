@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -319,3 +320,29 @@ def test_a_linked_submission_is_invalid_as_in_grading(prepared: Prepared, short_
     for result in runs:
         assert result.returncode == 1 and "symbolic link" in result.stdout, result
     assert calls == []
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_mlebench_clients_post_a_multipart_form_and_read_result(
+    prepared: Prepared, short_dir: Path, tmp_path: Path
+) -> None:
+    """MLE-bench's validate_submission.sh posts `curl -F file=@PATH`; the answer carries "result" too."""
+    _, fixture, _ = prepared
+    good = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    bad = write_csv(fixture.perfect.take(np.arange(fixture.perfect.n_rows - 1)), tmp_path / "short.csv")
+    with _server(prepared, short_dir) as server:
+        answers = []
+        for path in (good, bad):
+            out = subprocess.run(
+                ["curl", "-sS", "--unix-socket", str(server.socket_path), "-F", f"file=@{path}", "http://localhost/validate"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            answers.append(json.loads(out.stdout))
+            time.sleep(1.1)  # the endpoint's rate limit
+        empty = subprocess.run(
+            ["curl", "-sS", "--unix-socket", str(server.socket_path), "-F", "other=1", "http://localhost/validate"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert answers[0]["result"] == "Submission is valid." and answers[0]["valid"] is True
+    assert answers[1]["result"].startswith("Submission is invalid: ") and answers[1]["valid"] is False
+    assert "no 'file' field" in json.loads(empty.stdout)["error"]

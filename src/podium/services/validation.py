@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import re
 import shutil
@@ -184,6 +185,8 @@ class ValidationServer(UnixService):
             self._last_end = time.monotonic()
 
     def _handle_validate(self, handler: _Handler) -> None:
+        """One ``/validate`` call: the body is the CSV (podium's clients), or a multipart form whose
+        ``file`` field is the CSV (MLE-bench's ``validate_submission.sh``: ``curl -F file=@...``)."""
         call = _Call(handler, self._log)
         length_header = handler.headers.get("Content-Length")
         try:
@@ -209,7 +212,7 @@ class ValidationServer(UnixService):
                 call.finish(411, {"error": "send the submission as the request body, with a Content-Length header"})
             elif length < 0:
                 call.finish(400, {"error": f"bad Content-Length header {length_header!r}"})
-            elif length > self.max_body_bytes:
+            elif length > self.max_body_bytes + (_FORM_OVERHEAD if _is_form(handler) else 0):
                 message = (
                     f"the submission is {length} bytes; the validation server accepts at most {self.max_body_bytes} "
                     "bytes, and grading refuses a larger submission file too"
@@ -239,6 +242,14 @@ class ValidationServer(UnixService):
             if received < length:
                 call.finish(400, {"error": f"the body ended after {received} of {length} bytes"})
                 return
+            form = _is_form(handler)
+            if form:
+                part = _form_file(fd, received, handler.headers.get("Content-Type", ""))
+                if part is None:
+                    call.finish(400, {"error": "the form has no 'file' field; send it as curl -F file=@submission.csv"})
+                    return
+                os.close(fd)
+                fd, name, received = _copy_part(path, part)
             try:
                 # the agent's name for its file (so messages and the .csv rule match grading's), never
                 # the server's own path; read through this descriptor only
@@ -256,11 +267,75 @@ class ValidationServer(UnixService):
                 trace = "".join(traceback.format_exception(exc)) + getattr(exc, "child_traceback", "")
                 call.finish(500, {"error": message}, traceback=trace.strip())
             else:
-                payload = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
+                payload: dict[str, Any] = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
+                if form:  # what MLE-bench's agents read: one sentence in "result"
+                    payload["result"] = "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
                 call.finish(200, payload, "valid" if result.valid else "invalid")
         finally:
             os.close(fd)
             shutil.rmtree(path.parent, ignore_errors=True)
+
+
+#: What a multipart form may add to the submission's bytes (boundaries and part headers).
+_FORM_OVERHEAD = 64 << 10
+
+
+def _is_form(handler: BaseHTTPRequestHandler) -> bool:
+    return (handler.headers.get("Content-Type") or "").lower().startswith("multipart/form-data")
+
+
+def _boundary(content_type: str) -> bytes | None:
+    for item in content_type.split(";")[1:]:
+        key, _, value = item.strip().partition("=")
+        if key.lower() == "boundary" and value:
+            return value.strip('"').encode("latin-1")
+    return None
+
+
+def _form_file(fd: int, size: int, content_type: str) -> tuple[int, int, str] | None:
+    """(start, end, file name) of the form's ``file`` field in the body held by ``fd``; None if there is none."""
+    boundary = _boundary(content_type)
+    if boundary is None or size == 0:
+        return None
+    delimiter = b"--" + boundary
+    with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as body:
+        at = body.find(delimiter)
+        while at >= 0:
+            head = at + len(delimiter)
+            if body[head : head + 2] == b"--":  # the closing delimiter
+                return None
+            head += 2
+            end_of_head = body.find(b"\r\n\r\n", head, head + 16384)
+            if end_of_head < 0:
+                return None
+            headers = body[head:end_of_head].decode("latin-1")
+            start = end_of_head + 4
+            end = body.find(b"\r\n" + delimiter, start)
+            if end < 0:
+                return None
+            disposition = next((h for h in headers.split("\r\n") if h.lower().startswith("content-disposition")), "")
+            if re.search(r';\s*name="?file"?(;|$|\s)', disposition):
+                named = re.search(r'filename="([^"]*)"', disposition)
+                return start, end, _file_name(named.group(1) if named else None)
+            at = end + 2
+    return None
+
+
+def _copy_part(body: Path, part: tuple[int, int, str]) -> tuple[int, str, int]:
+    """The form's file field copied out of the body file into a file of its own: (fd, name, size)."""
+    start, end, name = part
+    target = body.with_name(f"part-{name}")
+    fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with open(body, "rb") as source:
+        source.seek(start)
+        left = end - start
+        while left:
+            chunk = source.read(min(_CHUNK, left))
+            if not chunk:
+                break
+            os.write(fd, chunk)
+            left -= len(chunk)
+    return fd, name, end - start
 
 
 class _Call:
