@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import threading
 import time
@@ -40,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podium import owner
 from podium.errors import HarnessError, PodiumError
 from podium.sandbox._bwrap import python_prefixes
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id, remove_abandoned
@@ -57,6 +59,7 @@ from podium.sandbox._docker_watch import (
     stop,
 )
 from podium.sandbox._gpu import GpuMonitor
+from podium.sandbox._loopback import LoopbackRelay
 from podium.sandbox._process import sample_of
 from podium.sandbox._stage import staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
@@ -66,6 +69,8 @@ if TYPE_CHECKING:
 
 _SAMPLE_EVERY_SECONDS = 1.0
 _FIRST_SAMPLE_SECONDS = 0.2
+#: Where a container that waits for its loopback relays finds the file that lets it start.
+READY_DIR = "/run/podium"
 
 ENGINE_HINT = (
     "Fix: start a Docker engine and point podium at it, e.g. "
@@ -145,6 +150,12 @@ class DockerSandbox:
         accounting = Limits(wall_seconds=1, memory_bytes=limits.memory_bytes, pids=None)
         group = RunCgroup.create(run_id, accounting) if self._local_engine() else None
         parent = f"/podium/{run_id}" if group is not None and "memory" in group.dirs else None
+        relays = {m.loopback_port: m.source for m in mounts if m.loopback_port is not None}
+        ready = owner.mkdtemp("r") if relays else None
+        if ready is not None:  # the command waits until the relays listen (the image needs a /bin/sh)
+            mounts = [*mounts, Mount(ready, READY_DIR)]
+            command = ["/bin/sh", "-c", f'while [ ! -e {READY_DIR}/ready ]; do sleep 0.05; done; exec "$@"', "podium",
+                       *command]  # fmt: skip
         try:
             with staged(mounts, limits, python_prefixes() if self.image is None else []) as stage:
                 config = self.create_config(
@@ -160,7 +171,9 @@ class DockerSandbox:
                 )
                 container = self._create(config)
                 try:
-                    result = self._run_created(container, limits, stdout, stderr, group if parent else None, stage.disk)
+                    result = self._run_created(
+                        container, limits, stdout, stderr, group if parent else None, stage.disk, relays, ready
+                    )
                 finally:
                     briefly(lambda: container.remove(force=True), STOP_TIMEOUT_SECONDS)
             result.warnings.extend(stage.warnings)
@@ -168,6 +181,8 @@ class DockerSandbox:
         finally:
             if group is not None:
                 _remove_run_groups(run_id, group)
+            if ready is not None:
+                shutil.rmtree(ready, ignore_errors=True)
 
     def _local_engine(self) -> bool:
         """Whether the engine runs on this host (a Unix socket), so its cgroups are ours to read."""
@@ -197,6 +212,8 @@ class DockerSandbox:
         stderr: Path,
         group: RunCgroup | None,
         disk: DiskWatch | None = None,
+        relays: Mapping[int, Path] | None = None,
+        ready: Path | None = None,
     ) -> ExecResult:
         import docker
 
@@ -208,6 +225,7 @@ class DockerSandbox:
                 container.start()
             except docker.errors.APIError as error:
                 raise PodiumError(_start_error(error, limits)) from None
+            relay = _relay(container, relays, ready) if relays else None
             started = time.monotonic()
             waiter = Waiter(container)
             waiter.start()
@@ -216,6 +234,8 @@ class DockerSandbox:
             if stopped_for is not None or waiter.lost is not None:
                 emptied = stop(container, group, waiter)
             pumping.join(STOP_TIMEOUT_SECONDS)
+            if relay is not None:
+                relay.stop()
         if waiter.lost is not None:
             raise HarnessError(engine_lost(seconds, waiter.lost, group is not None and emptied))
         if stopped_for is None:
@@ -312,6 +332,15 @@ def _pid_exists(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _relay(container: Any, relays: Mapping[int, Path], ready: Path | None) -> LoopbackRelay:
+    """Listen on the container's loopback for its socket mounts' ports, then let its command start."""
+    container.reload()
+    relay = LoopbackRelay(int(container.attrs["State"]["Pid"]), relays).start()
+    if ready is not None:
+        (ready / "ready").touch()
+    return relay
 
 
 def _sweep_abandoned_groups() -> None:

@@ -20,6 +20,8 @@ class Mount:
     source: Path
     target: str
     writable: bool = False
+    #: For a Unix socket: also reachable at ``127.0.0.1:loopback_port`` inside the sandbox (docker).
+    loopback_port: int | None = None
 
 
 @dataclass(frozen=True)

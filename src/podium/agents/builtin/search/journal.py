@@ -80,8 +80,13 @@ class Journal:
         good = self.good()
         if not good:
             return None
-        lower = bool(self.direction())
-        return min(good, key=lambda n: n.metric if lower else -n.metric)  # type: ignore[operator]
+        return min(good, key=self.rank)
+
+    def rank(self, node: Node) -> float:
+        """Lower is better: the metric, or its negative where higher metrics are better."""
+        if node.metric is None:
+            return float("inf")
+        return node.metric if self.direction() else -node.metric
 
     def better(self, node: Node, than: Node | None) -> bool:
         if not node.good:

@@ -59,9 +59,7 @@ class Evolutionary(Greedy):
             return "draft", None
         good = journal.good()
         entrants = self.rng.sample(good, min(self.tournament, len(good)))
-        lower = bool(journal.direction())
-        winner = min(entrants, key=lambda n: n.metric if lower else -n.metric)  # type: ignore[operator]
-        return "improve", winner
+        return "improve", min(entrants, key=journal.rank)
 
 
 POLICIES = {"greedy": Greedy, "evolutionary": Evolutionary}

@@ -98,7 +98,7 @@ def run_code(code: Path, workdir: Path, *, timeout_s: float, memory_bytes: int |
         tail = handle.read().decode("utf-8", "replace")[-_TAIL_CHARS:]
     if killed_for == "time":
         tail += f"\n[podium search: the code was stopped after {timeout_s:.0f} s, its time limit]"
-    elif killed_for == "memory":
+    elif killed_for == "memory" and memory_bytes is not None:
         tail += (
             f"\n[podium search: the code was stopped when it used more than {memory_bytes / 2**30:.1f} GiB of memory]"
         )
