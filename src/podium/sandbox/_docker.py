@@ -69,8 +69,8 @@ if TYPE_CHECKING:
 
 _SAMPLE_EVERY_SECONDS = 1.0
 _FIRST_SAMPLE_SECONDS = 0.2
-#: Where a container that waits for its loopback relays finds the file that lets it start.
-READY_DIR = "/run/podium"
+#: The FIFO a container that waits for its loopback relays reads a line from before its command starts.
+READY_FIFO = "/run/podium-ready"
 
 ENGINE_HINT = (
     "Fix: start a Docker engine and point podium at it, e.g. "
@@ -152,10 +152,12 @@ class DockerSandbox:
         parent = f"/podium/{run_id}" if group is not None and "memory" in group.dirs else None
         relays = {m.loopback_port: m.source for m in mounts if m.loopback_port is not None}
         ready = owner.mkdtemp("r") if relays else None
-        if ready is not None:  # the command waits until the relays listen (the image needs a /bin/sh)
-            mounts = [*mounts, Mount(ready, READY_DIR)]
-            command = ["/bin/sh", "-c", f'while [ ! -e {READY_DIR}/ready ]; do sleep 0.05; done; exec "$@"', "podium",
-                       *command]  # fmt: skip
+        if ready is not None:  # the command waits on a FIFO until the relays listen (the image needs a /bin/sh)
+            ready.chmod(0o755)
+            os.mkfifo(ready / "ready")
+            os.chmod(ready / "ready", 0o666)  # read by the agent's id
+            mounts = [*mounts, Mount(ready / "ready", READY_FIFO)]
+            command = ["/bin/sh", "-c", f'read _ < {READY_FIFO}; exec "$@"', "podium", *command]
         try:
             with staged(mounts, limits, python_prefixes() if self.image is None else []) as stage:
                 config = self.create_config(
@@ -339,7 +341,10 @@ def _relay(container: Any, relays: Mapping[int, Path], ready: Path | None) -> Lo
     container.reload()
     relay = LoopbackRelay(int(container.attrs["State"]["Pid"]), relays).start()
     if ready is not None:
-        (ready / "ready").touch()
+        # O_RDWR never blocks on a FIFO; the line waits in the pipe until the container's shell reads it
+        fd = os.open(ready / "ready", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.write(fd, b"go\n")
+        relay.keep_open(fd)
     return relay
 
 
