@@ -63,6 +63,10 @@ class AgentSpec:
     #: The environment profile (a name, or a requirements file's path) and extra requirements; None: podium's own.
     environment: str | None = None
     environment_requirements: tuple[str, ...] = ()
+    #: Build arguments for its image (``--build-arg``), and whether it follows MLE-bench's conventions
+    #: (instructions.txt, the validation endpoint and the model on localhost; :mod:`podium.agents.mlebench`).
+    build_args: Mapping[str, str] = field(default_factory=dict)
+    mlebench: bool = False
 
     @property
     def needs_docker(self) -> bool:
@@ -142,6 +146,10 @@ def load_agent(name_or_path: str) -> AgentSpec:
     The whole file is checked against its schema (:data:`KEYS`); anything wrong is one error naming
     the file, the key and the fix, and an unknown key is an error with the closest known one.
     """
+    from podium.agents.mlebench import is_mlebench_ref, load_mlebench_agent
+
+    if is_mlebench_ref(name_or_path):
+        return load_mlebench_agent(name_or_path)
     path = Path(name_or_path)
     folder = path.parent if path.name == "agent.yaml" else path
     if not (folder / "agent.yaml").is_file():

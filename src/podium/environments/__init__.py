@@ -127,7 +127,9 @@ def _read_requirements(path: Path) -> tuple[str, ...]:
         if not line:
             continue
         if line.startswith("-"):
-            raise UsageError(f"{path}:{number}: pip options ({line.split()[0]}) are not allowed in a profile; list packages")
+            raise UsageError(
+                f"{path}:{number}: pip options ({line.split()[0]}) are not allowed in a profile; list packages"
+            )
         lines.append(line)
     return tuple(lines)
 
@@ -158,7 +160,9 @@ def load_profile(name_or_path: str, *, gpu: bool = False, extra: Sequence[str] =
 def _read(folder: Path) -> Environment | None:
     try:
         data = json.loads((folder / _RECORD).read_text(encoding="utf-8"))
-        return Environment(**{**data, "path": folder, "requirements": tuple(data["requirements"]), "lock": tuple(data["lock"])})
+        return Environment(
+            **{**data, "path": folder, "requirements": tuple(data["requirements"]), "lock": tuple(data["lock"])}
+        )
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
@@ -256,7 +260,9 @@ class _Progress:
                 flush=True,
             )
         elif line.startswith("Installing collected packages"):
-            print(f"  [env {self.profile.name}] installing {self.collected} package(s) ...", file=sys.stderr, flush=True)
+            print(
+                f"  [env {self.profile.name}] installing {self.collected} package(s) ...", file=sys.stderr, flush=True
+            )
 
 
 def build(profile: Profile, root: Path | None = None, *, force: bool = False) -> Environment:

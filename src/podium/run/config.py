@@ -61,4 +61,3 @@ def environment_profile(config: RunConfig) -> Profile | None:
         except PodiumError:
             pass  # no GPU variant: the CPU one
     return load_profile(name, extra=extra)
-

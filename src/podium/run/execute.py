@@ -178,8 +178,13 @@ def _sandboxed(
         Mount(run.instructions, "/home/instructions.md"),
         Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
         Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
-        Mount(socket, "/home/validate.sock"),
+        Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
     ]
+    if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt
+        mounts += [
+            Mount(run.instructions, "/home/instructions.txt"),
+            Mount(run.instructions, "/home/instructions_obfuscated.txt"),
+        ]
     if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
         mounts.append(Mount(config.agent.folder, "/home/agent"))
     if config.environment is not None:  # the agent's code runs with its own environment, first on PATH
@@ -202,8 +207,9 @@ def _sandboxed(
             proxy = None
             if llm is not None:
                 proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
-                mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock"))
-                env.update(_llm_env(llm, config.sandbox))
+                relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
+                mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
+                env.update(_llm_env(llm, config.sandbox, tcp=llm.bridge or config.agent.mlebench))
                 if llm.bridge:
                     mounts.append(Mount(sandbox_file("llm_bridge.py"), "/home/llm_bridge.py"))
                     listen = env["PODIUM_LLM_LISTEN"]
@@ -226,8 +232,9 @@ def _sandboxed(
     return result, calls, llm_summary, started
 
 
-def _llm_env(llm: LLMConfig, sandbox: str) -> dict[str, str]:
-    """How the agent reaches its model: the proxy socket, and base URLs on the bridge's loopback port."""
+def _llm_env(llm: LLMConfig, sandbox: str, *, tcp: bool) -> dict[str, str]:
+    """How the agent reaches its model: the proxy socket, and (``tcp``) base URLs on the sandbox's loopback
+    port where the bridge or the harness's relay listens."""
     port = BRIDGE_PORT
     if sandbox == "local":  # the host's loopback: take a free port instead of a fixed one
         with socket_module.socket() as probe:
@@ -236,7 +243,7 @@ def _llm_env(llm: LLMConfig, sandbox: str) -> dict[str, str]:
     env = {"PODIUM_LLM_SOCKET": "/home/llm.sock", "PODIUM_LLM_PROVIDER": llm.provider.name}
     if llm.models:
         env["PODIUM_LLM_MODELS"] = ",".join(llm.models)
-    if llm.bridge:
+    if tcp:
         base = f"http://127.0.0.1:{port}"
         env |= {
             "PODIUM_LLM_LISTEN": f"127.0.0.1:{port}",

@@ -26,10 +26,10 @@ def resolve_image(config: RunConfig) -> RunConfig:
         return replace(config, image=agent.image)
     from podium.sandbox import build_agent_image
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(repr(sorted(agent.build_args.items())).encode())
     for path in sorted(p for p in agent.build.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(agent.build)).encode() + b"\0" + path.read_bytes())
     tag = agent.image or f"podium-agent-{agent.name.lower()}:{digest.hexdigest()[:12]}"
     print(f"building the agent image {tag} from {agent.build} (local engine, no pulls) ...", file=sys.stderr)
-    build_agent_image(agent.build, tag)
+    build_agent_image(agent.build, tag, agent.build_args)
     return replace(config, image=tag)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from podium.errors import PodiumError
@@ -104,8 +105,8 @@ def _docker_sandbox(docker_host: str, image: str | None) -> Sandbox:
     return DockerSandbox.find(image)
 
 
-def build_agent_image(folder: Path, tag: str) -> str:
+def build_agent_image(folder: Path, tag: str, build_args: Mapping[str, str] | None = None) -> str:
     """Build an agent's image from ``folder``'s Dockerfile on the engine of ``DOCKER_HOST`` (never pulling)."""
     from podium.sandbox._docker import DockerSandbox
 
-    return DockerSandbox.find().build(folder, tag)
+    return DockerSandbox.find().build(folder, tag, build_args)

@@ -300,9 +300,9 @@ class DockerSandbox:
             self._host_tag = host_image(self.client)
         return self._host_tag
 
-    def build(self, folder: Path, tag: str) -> str:
+    def build(self, folder: Path, tag: str, build_args: Mapping[str, str] | None = None) -> str:
         """Build an agent's image from ``folder``'s Dockerfile on this engine (see :func:`build_agent_image`)."""
-        return build_agent_image(self.client, folder, tag)
+        return build_agent_image(self.client, folder, tag, build_args)
 
     def kill_own(self) -> None:
         """Kill every container this podium process started (a batch's Ctrl-C)."""

@@ -14,6 +14,7 @@ import hashlib
 import io
 import os
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,9 @@ def host_image(client: docker.DockerClient) -> str:
     return tag
 
 
-def build_agent_image(client: docker.DockerClient, folder: Path, tag: str) -> str:
+def build_agent_image(
+    client: docker.DockerClient, folder: Path, tag: str, build_args: Mapping[str, str] | None = None
+) -> str:
     """Build the agent's image from ``folder`` (its Dockerfile) on the local engine, never pulling a base."""
     import docker
 
@@ -65,7 +68,9 @@ def build_agent_image(client: docker.DockerClient, folder: Path, tag: str) -> st
                 f"images. Fix: build or load it here first (docker load -i FILE.tar), or start FROM scratch."
             ) from None
     try:
-        client.images.build(path=str(folder), tag=tag, pull=False, rm=True, forcerm=True)
+        client.images.build(
+            path=str(folder), tag=tag, pull=False, rm=True, forcerm=True, buildargs=dict(build_args or {})
+        )
     except docker.errors.BuildError as error:
         log = "".join(str(chunk.get("stream") or chunk.get("error") or "") for chunk in error.build_log)
         raise PodiumError(f"building the agent image {tag} from {folder} failed: {error.msg}\n{log[-2000:]}") from None

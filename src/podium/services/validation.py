@@ -267,9 +267,15 @@ class ValidationServer(UnixService):
                 trace = "".join(traceback.format_exception(exc)) + getattr(exc, "child_traceback", "")
                 call.finish(500, {"error": message}, traceback=trace.strip())
             else:
-                payload: dict[str, Any] = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
+                payload: dict[str, Any] = {
+                    "valid": result.valid,
+                    "error": result.error,
+                    "warnings": list(result.warnings),
+                }
                 if form:  # what MLE-bench's agents read: one sentence in "result"
-                    payload["result"] = "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
+                    payload["result"] = (
+                        "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
+                    )
                 call.finish(200, payload, "valid" if result.valid else "invalid")
         finally:
             os.close(fd)
