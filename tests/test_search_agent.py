@@ -13,15 +13,17 @@ from typing import Any
 import pytest
 
 from podium.agents import BUILTIN
+from podium.services import sandbox_file
 
 sys.path.insert(0, str(BUILTIN / "search"))
+sys.path.insert(0, str(sandbox_file("podium_submission.py").parent))
 
 from journal import Journal
 from llm_client import Completion
 from operators import Context, Unusable, extract_code, review, write_code
+from podium_submission import Submission
 from policies import Evolutionary, Greedy
 from runner import run_code
-from submission import Submission
 
 CONTEXT = Context(task="Predict y.", data_files="- train.csv", hardware="2 CPU core(s)", packages="numpy")
 

@@ -43,6 +43,7 @@ from podium.errors import PodiumError, UsageError
 
 __all__ = [
     "ENV_MOUNT",
+    "NO_DEPS",
     "PROFILES",
     "Environment",
     "Profile",
@@ -120,12 +121,20 @@ def env_root() -> Path:
     return Path(base) / "podium" / "envs"
 
 
+#: A requirement whose line ends with this comment is installed without its dependencies (a package
+#: whose own pins the profile replaces, e.g. aideml's).
+NO_DEPS = "# no-deps"
+
+
 def _read_requirements(path: Path) -> tuple[str, ...]:
     lines = []
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
+        line, _, comment = raw.partition("#")
+        line = line.strip()
         if not line:
             continue
+        if comment.strip() == NO_DEPS[1:].strip():
+            line += f"  {NO_DEPS}"
         if line.startswith("-"):
             raise UsageError(
                 f"{path}:{number}: pip options ({line.split()[0]}) are not allowed in a profile; list packages"
@@ -280,12 +289,20 @@ def build(profile: Profile, root: Path | None = None, *, force: bool = False) ->
     print(f"building environment {profile.name} ({len(profile.requirements)} requirements) in {final}", file=sys.stderr)
     try:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(staging)], check=True, capture_output=True)
-        requirements = staging / "requirements.txt"
-        requirements.write_text("\n".join(profile.requirements) + "\n", encoding="utf-8")
+        with_deps = [r for r in profile.requirements if not r.endswith(NO_DEPS)]
+        without = [r.removesuffix(NO_DEPS).strip() for r in profile.requirements if r.endswith(NO_DEPS)]
         log = staging / "build.log"
         python = staging / "bin" / "python"
-        _pip(python, "install", "--progress-bar", "off", "-r", str(requirements), log=log, progress=_Progress(profile))
-        _pip(python, "check", log=log)
+        progress = _Progress(profile)
+        for name, lines, options in (("requirements.txt", with_deps, ()), ("no-deps.txt", without, ("--no-deps",))):
+            if lines:
+                listed = staging / name
+                listed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+                _pip(
+                    python, "install", "--progress-bar", "off", *options, "-r", str(listed), log=log, progress=progress
+                )
+        if not without:  # a package installed without its dependencies does not meet its own pins, by design
+            _pip(python, "check", log=log)
         lock = tuple(line for line in _pip(python, "freeze", log=log).splitlines() if line.strip())
         _relocate(staging, staging)
         record = Environment(

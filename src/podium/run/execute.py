@@ -178,6 +178,7 @@ def _sandboxed(
         Mount(run.instructions, "/home/instructions.md"),
         Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
         Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
+        Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
         Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
     ]
     if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt

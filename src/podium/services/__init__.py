@@ -5,8 +5,9 @@
   within the run's budget.
 
 The agent's side of each is a file shipped in ``podium/sandbox_files`` and mounted into the sandbox
-(:func:`sandbox_file`): ``validate_submission.py`` and its ``.sh`` wrapper, and ``llm_bridge.py``,
-which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP.
+(:func:`sandbox_file`): ``validate_submission.py`` and its ``.sh`` wrapper; ``llm_bridge.py``,
+which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP; and
+``podium_submission.py``, which agents may import to validate and place their submission atomically.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from podium.services.validation import ValidationServer
 __all__ = ["BRIDGE_PORT", "SANDBOX_FILES", "LLMProxy", "ValidationServer", "sandbox_file"]
 
 #: The files shipped for the sandbox, each mounted at ``/home/<name>``.
-SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh", "llm_bridge.py")
+SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh", "llm_bridge.py", "podium_submission.py")
 
 
 def sandbox_file(name: str) -> Path:

@@ -17,13 +17,14 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, shipped by podium
 
 from journal import Journal, Node
 from llm_client import BudgetSpent, LLMClient, ModelError
 from operators import Context, Unusable, review, write_code
+from podium_submission import Submission
 from policies import POLICIES
 from runner import run_code
-from submission import Submission
 
 HOME = Path(os.environ.get("SEARCH_HOME", "/home"))
 DATA, CODE, LOGS = HOME / "data", HOME / "code", HOME / "logs"

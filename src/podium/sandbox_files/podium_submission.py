@@ -1,4 +1,7 @@
-"""The run's submission: validated before it is placed, replaced atomically, snapshotted when it changes.
+"""For agents in podium's sandbox (at /home/podium_submission.py): their submission validated before it
+is placed, replaced atomically, and snapshotted each time it changes.
+
+    import sys; sys.path.insert(0, "/home"); from podium_submission import Submission
 
 ``/home/submission/submission.csv`` always holds the best valid submission found so far: a candidate
 is checked through podium's validation endpoint first, copied next to the target and renamed over
