@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from typing import Any
 import pytest
 
 from podium.agents import PROVIDERS, LLMConfig, Provider, parse_llm_config
-from podium.errors import PodiumError
+from podium.agents.prices import Price, price_of, price_table
+from podium.errors import PodiumError, UsageError
 from podium.services import LLMProxy
 
 KEY = "sk-test-the-real-key-only-podium-holds"
@@ -50,14 +52,23 @@ class Provider_(BaseHTTPRequestHandler):
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
         answer = cap if cap and self.server.spend_all else min(7, cap or 7)  # type: ignore[attr-defined]
         if not body.get("stream"):
+            cached = self.server.cached  # type: ignore[attr-defined]
             if openai:
                 usage = {"prompt_tokens": 11, "completion_tokens": answer, "total_tokens": 11 + answer}
+                if cached:
+                    usage["prompt_tokens_details"] = {"cached_tokens": cached}
                 return self._json(
-                    200, {"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": usage}
+                    200,
+                    {
+                        "model": body.get("model"),
+                        "choices": [{"message": {"role": "assistant", "content": "hi"}}],
+                        "usage": usage,
+                    },
                 )
-            return self._json(
-                200, {"content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 9, "output_tokens": 4}}
-            )
+            usage = {"input_tokens": 9, "output_tokens": 4}
+            if cached:
+                usage |= {"cache_read_input_tokens": cached, "cache_creation_input_tokens": 2}
+            return self._json(200, {"content": [{"type": "text", "text": "hi"}], "usage": usage})
         if openai:
             events = [{"choices": [{"delta": {"content": w}}]} for w in ("a", "b", "c")]
             if (body.get("stream_options") or {}).get("include_usage"):
@@ -98,6 +109,7 @@ def upstream() -> Iterator[ThreadingHTTPServer]:
     server.calls = []  # type: ignore[attr-defined]
     server.delay = 0.0  # type: ignore[attr-defined]
     server.spend_all = False  # type: ignore[attr-defined]
+    server.cached = 0  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -358,3 +370,89 @@ def test_an_agent_in_the_sandbox_reaches_its_model_only_through_the_proxy(
     assert upstream.calls[0]["headers"]["Authorization"] == f"Bearer {KEY}"  # type: ignore[attr-defined]
     assert json.loads((run_dir / "llm_calls.jsonl").read_text())["status"] == 200
     assert record["grade"]["valid_submission"]
+
+
+def test_aliases_are_rewritten_and_other_names_refused(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    config = parse_llm_config({"provider": "openai", "models": {"aide-code": "gpt-4o-2024-08-06"}}, "a")
+    config = replace(config, provider=_config(upstream).provider)
+    assert config.models == ("aide-code",) and config.provider_model("aide-code") == "gpt-4o-2024-08-06"
+    with LLMProxy(config, short_dir / "al.sock", short_dir / "al.jsonl", api_key=KEY) as proxy:
+        ok = _post(short_dir / "al.sock", "/v1/chat/completions", {"model": "aide-code"})
+        direct = _post(short_dir / "al.sock", "/v1/chat/completions", {"model": "gpt-4o-2024-08-06"})
+        summary = proxy.summary()
+    assert ok[0] == 200 and direct[0] == 403
+    assert [c["body"]["model"] for c in upstream.calls] == ["gpt-4o-2024-08-06"]  # type: ignore[attr-defined]
+    logged = json.loads((short_dir / "al.jsonl").read_text().splitlines()[0])
+    assert logged["model"] == "aide-code" and logged["provider_model"] == "gpt-4o-2024-08-06"
+    assert summary["models"] == {"aide-code": "gpt-4o-2024-08-06"}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_each_call_is_priced_cached_input_apart(provider: str, upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    upstream.cached = 5  # type: ignore[attr-defined]
+    model = "gpt-4o-2024-08-06" if provider == "openai" else "claude-3-5-sonnet-20240620"
+    price = price_of(provider, model)
+    assert price is not None and price.date == price_table()["date"]
+    path = "/v1/chat/completions" if provider == "openai" else "/v1/messages"
+    with LLMProxy(_config(upstream, provider), short_dir / "pr.sock", short_dir / "pr.jsonl", api_key=KEY) as proxy:
+        _post(short_dir / "pr.sock", path, {"model": model, "max_tokens": 7})
+        summary = proxy.summary()
+    if provider == "openai":  # 11 in (5 of them cached), 7 out
+        assert summary["input_tokens"] == 11 and summary["cached_input_tokens"] == 5
+        expected = (6 * price.input + 5 * price.cached_input + 7 * price.output) / 1e6
+    else:  # 9 fresh + 5 read + 2 written in, 4 out; writes are priced as input
+        assert summary["input_tokens"] == 16 and summary["cached_input_tokens"] == 5
+        expected = (11 * price.input + 5 * price.cached_input + 4 * price.output) / 1e6
+    assert summary["cost_usd"] == pytest.approx(expected) and summary["price_date"] == price.date
+
+
+def test_prices_match_dated_names_by_prefix_and_a_user_file_overrides(tmp_path: Path) -> None:
+    assert price_of("openai", "gpt-4o-mini-2024-07-18") == price_of("openai", "gpt-4o-mini")
+    assert price_of("openai", "gpt-4o-mini") != price_of("openai", "gpt-4o")
+    assert price_of("openai", "my-finetune") is None
+    user = tmp_path / "prices.yaml"
+    user.write_text("openai:\n  my-finetune: [1.0, 0.5, 2.0]\n")
+    assert price_of("openai", "my-finetune", str(user)) == Price(1.0, 0.5, 2.0, price_table()["date"])
+    assert price_of("openai", "gpt-4o", str(user)) == price_of("openai", "gpt-4o")
+
+
+def test_the_cost_budget_holds_for_parallel_calls(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    upstream.delay = 0.3  # type: ignore[attr-defined]
+    upstream.spend_all = True  # type: ignore[attr-defined]
+    price = price_of("openai", "gpt-4o")
+    assert price is not None
+    payload = {"model": "gpt-4o", "max_tokens": 1000}
+    size = len(json.dumps(payload).encode())
+    per_call = price.cost(size, 1000)
+    config = replace(_config(upstream), models=("gpt-4o",), max_cost_usd=per_call * 3.5)
+    with LLMProxy(config, short_dir / "cb.sock", short_dir / "cb.jsonl", api_key=KEY) as proxy:
+        with ThreadPoolExecutor(6) as pool:
+            statuses = sorted(
+                pool.map(lambda _: _post(short_dir / "cb.sock", "/v1/chat/completions", payload), range(6))
+            )
+        summary = proxy.summary()
+    codes = [s for s, _ in statuses]
+    assert codes.count(200) == 3 and codes.count(429) == 3
+    assert summary["cost_usd"] <= config.max_cost_usd  # type: ignore[operator]
+    assert any(b"cost budget" in body for code, body in statuses if code == 429)
+
+
+def test_overrides_from_the_command_line() -> None:
+    aide = parse_llm_config({"provider": "openai", "models": {"aide-code": "gpt-4o"}}, "a")
+    moved = aide.override(model="gpt-4.1", base_url="http://127.0.0.1:9/", max_cost_usd=2.5)
+    assert moved.aliases == {"aide-code": "gpt-4.1"} and moved.models == ("aide-code",)
+    assert moved.provider.base_url == "http://127.0.0.1:9" and moved.max_cost_usd == 2.5
+    plain = LLMConfig.from_options("anthropic", "claude-3-5-sonnet-20240620", None, None)
+    assert plain.provider.name == "anthropic" and plain.models == ("claude-3-5-sonnet-20240620",)
+    for bad, message in (
+        ({"provider": "acme"}, "--provider acme"),
+        ({"base_url": "ftp://x"}, "must be an http"),
+        ({"max_cost_usd": 0}, "positive amount"),
+        ({"model": " "}, "names no model"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            aide.override(**bad)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="no price for openai/my-finetune"):
+        replace(plain, provider=PROVIDERS["openai"], models=("my-finetune",), max_cost_usd=1.0).check_prices()
+    with pytest.raises(UsageError, match="need --model"):
+        LLMConfig.from_options("openai", None, None, 1.0)

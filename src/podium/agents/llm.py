@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from podium.agents.prices import Price, price_of
 from podium.errors import PodiumError, UsageError
 
 __all__ = ["DEFAULT_MAX_TOKENS_PER_CALL", "LLM_KEYS", "PROVIDERS", "LLMConfig", "Provider", "parse_llm_config"]
@@ -68,6 +69,75 @@ class LLMConfig:
     max_requests: int | None = None
     max_tokens_per_call: int = DEFAULT_MAX_TOKENS_PER_CALL  # an answer's reservation when its request names no cap
     bridge: bool = True  # start llm_bridge.py in front of the agent (needs python3 in the sandbox)
+    #: Names the agent uses -> the provider's names (``models: {alias: name}``); the proxy rewrites them.
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    max_cost_usd: float | None = None  # USD per run, from the price table (podium.agents.prices)
+
+    def provider_model(self, name: str) -> str:
+        """The provider's name for the model the agent called ``name``."""
+        return self.aliases.get(name, name)
+
+    def price(self, name: str) -> Price | None:
+        """The price of the model the agent called ``name`` (None if the table does not list it)."""
+        return price_of(self.provider.name, self.provider_model(name))
+
+    def check_prices(self) -> None:
+        """With a cost budget, every allowed model needs a price (else the budget could not hold)."""
+        if self.max_cost_usd is None:
+            return
+        if not self.models:
+            raise UsageError("a cost budget (max_cost_usd, --max-cost) needs the model named (models:, --model)")
+        for name in self.models:
+            if self.price(name) is None:
+                raise UsageError(
+                    f"no price for {self.provider.name}/{self.provider_model(name)}, so a cost budget cannot hold. Fix: "
+                    "add it to a price file named by PODIUM_PRICES ([input, cached input, output] USD per 1M tokens)"
+                )
+
+    def override(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        max_cost_usd: float | None = None,
+    ) -> LLMConfig:
+        """This access with the command line's choices (``--provider``, ``--model``, ``--base-url``, ``--max-cost``).
+
+        ``model`` becomes the one model: where the agent calls its model by aliases, every alias now
+        stands for it (AIDE's ``aide-code``); otherwise the agent may use that name only.
+        """
+        chosen = self
+        if provider is not None:
+            if provider not in PROVIDERS:
+                raise UsageError(f"--provider {provider}: choose one of {', '.join(sorted(PROVIDERS))}")
+            chosen = replace(chosen, provider=PROVIDERS[provider])
+        if base_url is not None:
+            url = _checked_url(base_url, "--base-url")
+            chosen = replace(chosen, provider=replace(chosen.provider, base_url=url))
+        if model is not None:
+            if not model.strip():
+                raise UsageError("--model names no model. Fix: give a model name such as gpt-4o-2024-08-06")
+            if chosen.aliases:
+                chosen = replace(chosen, aliases=dict.fromkeys(chosen.aliases, model), models=tuple(chosen.aliases))
+            else:
+                chosen = replace(chosen, models=(model,))
+        if max_cost_usd is not None:
+            if not max_cost_usd > 0:
+                raise UsageError(f"--max-cost {max_cost_usd}: give a positive amount of USD")
+            chosen = replace(chosen, max_cost_usd=float(max_cost_usd))
+        return chosen
+
+    @classmethod
+    def from_options(
+        cls, provider: str | None, model: str | None, base_url: str | None, max_cost_usd: float | None
+    ) -> LLMConfig:
+        """Model access given only on the command line (an agent without an ``llm:`` section)."""
+        if model is None:
+            raise UsageError("--provider, --base-url and --max-cost need --model for an agent without an llm: section")
+        return cls(PROVIDERS[provider or "openai"]).override(
+            provider=provider, model=model, base_url=base_url, max_cost_usd=max_cost_usd
+        )
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str:
         """The key, from podium's environment (never the agent's)."""
@@ -94,15 +164,22 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
         raise UsageError(f"{where}: llm provider {name!r} is not one of {sorted(PROVIDERS)}")
     provider = PROVIDERS[name]
     if raw.get("base_url"):
-        url = str(raw["base_url"]).rstrip("/")
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
-            raise UsageError(f"{where}: llm base_url {url!r} must be an http(s) URL such as https://api.openai.com")
-        provider = Provider(provider.name, url, provider.api_key_env, provider.auth, provider.paths)
+        provider = replace(provider, base_url=_checked_url(str(raw["base_url"]), f"{where}: llm base_url"))
     if raw.get("api_key_env"):
         provider = Provider(provider.name, provider.base_url, str(raw["api_key_env"]), provider.auth, provider.paths)
     models = raw.get("models") or ()
+    aliases: dict[str, str] = {}
+    if isinstance(models, dict):
+        if not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in models.items()):
+            raise UsageError(
+                f"{where}: llm models as a mapping must map each alias to a model name, e.g. {{aide-code: gpt-4o}}"
+            )
+        aliases, models = dict(models), tuple(models)
     if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-        raise UsageError(f"{where}: llm models must be a list of model names")
+        raise UsageError(f"{where}: llm models must be a list of model names, or a mapping of aliases to names")
+    cost = raw.get("max_cost_usd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost > 0):
+        raise UsageError(f"{where}: llm max_cost_usd must be a positive amount of USD, got {cost!r}")
     limits: dict[str, Any] = {}
     for key in ("max_tokens", "max_requests", "max_tokens_per_call"):
         value = raw.get(key)
@@ -110,4 +187,18 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
             raise UsageError(f"{where}: llm {key} must be a positive number, got {value!r}")
         if value is not None:
             limits[key] = int(value)
-    return LLMConfig(provider, tuple(models), bridge=bool(raw.get("bridge", True)), **limits)
+    return LLMConfig(
+        provider,
+        tuple(models),
+        bridge=bool(raw.get("bridge", True)),
+        aliases=aliases,
+        max_cost_usd=None if cost is None else float(cost),
+        **limits,
+    )
+
+
+def _checked_url(text: str, what: str) -> str:
+    url = text.rstrip("/")
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+        raise UsageError(f"{what} {url!r} must be an http(s) URL such as https://api.openai.com")
+    return url

@@ -249,6 +249,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     agent = load_agent(args.agent)
+    chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url, "max_cost_usd": args.max_cost}
+    if any(v is not None for v in chosen.values()):
+        from dataclasses import replace
+
+        from podium.agents import LLMConfig
+
+        llm = agent.llm.override(**chosen) if agent.llm is not None else LLMConfig.from_options(**chosen)
+        agent = replace(agent, llm=llm)
     cpus = args.cpus if args.cpus is not None else agent.cpus
     here = len(os.sched_getaffinity(0))
     if cpus is not None and cpus > here:

@@ -59,6 +59,13 @@ def _size(what: str) -> Callable[[str], int]:
     return parse
 
 
+def _money(text: str) -> float:
+    value = _number(text.strip().lstrip("$"))
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"the cost budget must be a positive amount of USD, got {text!r}")
+    return value
+
+
 def _cpus(text: str) -> float:
     value = _number(text)
     if math.isnan(value):
@@ -221,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run again the group's runs without a valid submission (failed), or every run (all, also to change "
         "the group's settings); each new run replaces the old one",
     )
+    p.add_argument("--model", default=None, help="the model the agent's code is written by (default: the agent's llm:)")
+    p.add_argument(
+        "--provider", default=None, choices=["openai", "anthropic", "openrouter"], help="the model's provider"
+    )
+    p.add_argument("--base-url", default=None, help="the provider's API address, e.g. a local vLLM or llama.cpp server")
+    p.add_argument("--max-cost", type=_money, default=None, metavar="USD", help="the cost budget of each run")
     p.add_argument(
         "--env",
         default=None,

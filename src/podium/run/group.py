@@ -49,6 +49,7 @@ SETTINGS = {
     "gpus": "GPUs",
     "disk_bytes": "disk cap",
     "environment": "agent environment (digest)",
+    "model": "model",
 }
 FILE = "group.json"
 
@@ -77,7 +78,17 @@ def settings_of(config: RunConfig) -> dict[str, Any]:
         "gpus": config.gpus,
         "disk_bytes": config.disk_bytes,
         "environment": config.env_digest,
+        "model": _model(config),
     }
+
+
+def _model(config: RunConfig) -> str | None:
+    """The agent's model as the provider knows it: provider, models, base URL (None without an llm: section)."""
+    llm = config.agent.llm
+    if llm is None:
+        return None
+    names = ",".join(llm.provider_model(m) for m in llm.models) or "any"
+    return f"{llm.provider.name}:{names}@{llm.provider.base_url}"
 
 
 @dataclass

@@ -185,6 +185,7 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
     batch = Batch(plan.pairs)
     if todo:
         if config.agent.llm is not None:
+            config.agent.llm.check_prices()  # a cost budget needs every model's price
             config.agent.llm.api_key()  # a missing key stops the batch here, before any run starts
         config = resolve_image(config)
         if profile is not None:  # built here if missing, so no run needs the package index

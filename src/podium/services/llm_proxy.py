@@ -48,8 +48,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from podium.agents.llm import LLMConfig, Provider
+from podium.agents.llm import LLMConfig
+from podium.agents.prices import Price, price_table
 from podium.services._http import UnixService, send_json
+from podium.services.usage import UsageCounter, answers_asked, asked_cap, cap_field
 
 __all__ = ["BRIDGE_PORT", "MAX_REQUEST_BYTES", "LLMProxy"]
 
@@ -58,9 +60,6 @@ BRIDGE_PORT = 8399
 MAX_REQUEST_BYTES = 32 << 20
 _LINGER_SECONDS = 2.0  # how long a refused request of unknown length may go on sending before the socket closes
 _LINGER_BYTES = 1 << 20
-# The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
-# completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
-_OUTPUT_CAPS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 _UPSTREAM_TIMEOUT_SECONDS = 600
 _DROPPED_REQUEST_HEADERS = {"authorization", "x-api-key", "api-key", "host", "cookie", "content-length", "connection"}
 _FORWARDED_RESPONSE_HEADERS = {"content-type", "request-id", "x-request-id", "openai-processing-ms"}
@@ -73,7 +72,11 @@ class _Totals:
     input_tokens: int = 0
     output_tokens: int = 0
     unreported_tokens: int = 0  # reservations charged for successful answers that reported no usage
-    reserved: int = 0  # by the calls in flight
+    cached_input_tokens: int = 0  # the part of input_tokens the provider read from its cache
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0  # answered calls of models the price table does not list
+    reserved: int = 0  # tokens, by the calls in flight
+    reserved_cost: float = 0.0  # USD, by the calls in flight
     in_flight: int = 0
 
     @property
@@ -175,6 +178,12 @@ class LLMProxy(UnixService):
                 "max_tokens": self.config.max_tokens,
                 "max_requests": self.config.max_requests,
                 "max_tokens_per_call": self.config.max_tokens_per_call,
+                "cached_input_tokens": t.cached_input_tokens,
+                "cost_usd": round(t.cost_usd, 9) if t.calls > t.unpriced_calls or not t.calls else None,
+                "unpriced_calls": t.unpriced_calls,
+                "max_cost_usd": self.config.max_cost_usd,
+                "models": {name: self.config.provider_model(name) for name in self.config.models},
+                "price_date": price_table().get("date"),
             }
 
     # -- handling ----------------------------------------------------------------------------------
@@ -197,13 +206,17 @@ class LLMProxy(UnixService):
             if self.config.models and model not in self.config.models:
                 raise _Refused(403, f"model {model!r} is not allowed; allowed: {list(self.config.models)}")
             changed = False
+            if isinstance(model, str) and self.config.provider_model(model) != model:  # an alias
+                payload["model"] = entry["provider_model"] = self.config.provider_model(model)
+                changed = True
+            price = self.config.price(model) if isinstance(model, str) else None
             streaming = bool(payload.get("stream"))
             if streaming and path == "/v1/chat/completions" and self.config.provider.auth == "bearer":
                 options = payload.get("stream_options")
                 options = options if isinstance(options, dict) else {}
                 payload["stream_options"] = {**options, "include_usage": True}  # so the stream reports its tokens
                 changed = True
-            reservation, cap = self._reserve(path, payload, len(body))
+            reservation, cost_reserved, cap = self._reserve(path, payload, len(body), price)
         except _Refused as refusal:
             return self._refuse(handler, refusal.status, str(refusal), entry)
         if cap is not None:
@@ -211,72 +224,108 @@ class LLMProxy(UnixService):
         if changed or cap is not None:
             body = json.dumps(payload).encode()
         entry["stream"] = streaming
-        usage: tuple[int, int] | None = None
+        usage: tuple[int, int, int] | None = None
         try:
             usage = self._forward(handler, path, body, entry)
         finally:
-            self._settle(reservation, usage, entry)
-        entry["input_tokens"], entry["output_tokens"] = usage
+            self._settle(reservation, cost_reserved, usage, price, entry)
+        entry["input_tokens"], entry["output_tokens"], entry["cached_input_tokens"] = usage
         entry["seconds"] = round(time.monotonic() - started, 3)
         self._log(entry)
 
-    def _reserve(self, path: str, payload: dict[str, Any], size: int) -> tuple[int, tuple[str, int] | None]:
-        """Count the call in, reserving its tokens (module docstring); waits while the calls in flight hold what it
-        needs. Returns the reservation and, where the call's answer must be capped to fit, (field, cap)."""
-        budget = self.config.max_tokens
-        asked = _asked_cap(payload)
-        choices = _choices(payload)
-        field = _cap_field(self.config.provider, path)
+    def _reserve(
+        self, path: str, payload: dict[str, Any], size: int, price: Price | None
+    ) -> tuple[int, float, tuple[str, int] | None]:
+        """Count the call in, reserving its tokens and its worst-case cost (module docstring); waits while the calls
+        in flight hold what it needs. Returns the reservations and, where the call's answer must be capped to fit,
+        (field, cap)."""
+        budget, cost_budget = self.config.max_tokens, self.config.max_cost_usd
+        asked = asked_cap(payload)
+        choices = answers_asked(payload)
+        field = cap_field(self.config.provider, path)
         with self._settled:
             while True:
                 t = self._totals
                 if self.config.max_requests is not None and t.calls >= self.config.max_requests:
                     raise _Refused(429, f"request budget spent ({self.config.max_requests} calls)")
-                if budget is None:
+                if budget is None and cost_budget is None:
                     t.calls += 1
-                    return 0, None
-                left = budget - t.used - t.reserved
+                    return 0, 0.0, None
+                left = None if budget is None else budget - t.used - t.reserved
                 cap = None
                 if asked is not None or field is None:
                     need = size + (asked or 0) * choices
                 else:  # no cap named: the per-call cap, or what is left when that is less
-                    per_choice = min(self.config.max_tokens_per_call, (left - size) // choices)
+                    room = self.config.max_tokens_per_call if left is None else (left - size) // choices
+                    per_choice = min(self.config.max_tokens_per_call, room)
                     need = size + max(1, per_choice) * choices
                     if per_choice < self.config.max_tokens_per_call:
                         cap = (field, max(1, per_choice))
-                if need <= left:
+                cost_need = price.cost(size, need - size) if cost_budget is not None and price is not None else 0.0
+                cost_left = None if cost_budget is None else cost_budget - t.cost_usd - t.reserved_cost
+                if (left is None or need <= left) and (cost_left is None or cost_need <= cost_left):
                     t.calls += 1
                     t.reserved += need
+                    t.reserved_cost += cost_need
                     t.in_flight += 1
-                    return need, cap
+                    return need, cost_need, cap
                 if not t.in_flight or self._stopping:
-                    if t.used >= budget:
-                        raise _Refused(429, f"token budget spent ({t.used} of {budget} tokens used)")
-                    raise _Refused(
-                        429,
-                        f"the call may use {need} tokens ({size} for its request, at most one a byte, and "
-                        f"{need - size} for its answer) but {left} of the budget of {budget} are left; ask for "
-                        "a shorter answer (max_tokens) or send less",
-                    )
+                    raise _Refused(429, self._refusal(need, size, left, cost_need, cost_left))
                 self._settled.wait(timeout=1.0)
 
-    def _settle(self, reservation: int, usage: tuple[int, int] | None, entry: dict[str, Any]) -> None:
-        """The call returned: its reservation gives way to the tokens its answer reports."""
+    def _refusal(self, need: int, size: int, left: int | None, cost_need: float, cost_left: float | None) -> str:
+        t, budget, cost_budget = self._totals, self.config.max_tokens, self.config.max_cost_usd
+        if left is not None and budget is not None and need > left:
+            if t.used >= budget:
+                return f"token budget spent ({t.used} of {budget} tokens used)"
+            return (
+                f"the call may use {need} tokens ({size} for its request, at most one a byte, and {need - size} for "
+                f"its answer) but {left} of the budget of {budget} are left; ask for a shorter answer (max_tokens) or "
+                "send less"
+            )
+        assert cost_budget is not None and cost_left is not None
+        if t.cost_usd >= cost_budget:
+            return f"cost budget spent (${t.cost_usd:.4f} of ${cost_budget:g})"
+        return (
+            f"the call may cost up to ${cost_need:.4f} but ${cost_left:.4f} of the cost budget of ${cost_budget:g} are "
+            "left; ask for a shorter answer (max_tokens) or send less"
+        )
+
+    def _settle(
+        self,
+        reservation: int,
+        cost_reserved: float,
+        usage: tuple[int, int, int] | None,
+        price: Price | None,
+        entry: dict[str, Any],
+    ) -> None:
+        """The call returned: its reservations give way to the tokens its answer reports, and their cost."""
         with self._settled:
             t = self._totals
-            if self.config.max_tokens is not None:
+            if self.config.max_tokens is not None or self.config.max_cost_usd is not None:
                 t.reserved -= reservation
+                t.reserved_cost -= cost_reserved
                 t.in_flight -= 1
             if usage is not None:
-                t.input_tokens += usage[0]
-                t.output_tokens += usage[1]
-                if usage == (0, 0) and 200 <= entry.get("status", 0) < 300:  # a success that reported no usage
+                tokens_in, tokens_out, cached = usage
+                t.input_tokens += tokens_in
+                t.output_tokens += tokens_out
+                t.cached_input_tokens += cached
+                answered = 200 <= entry.get("status", 0) < 300
+                if (tokens_in, tokens_out) == (0, 0) and answered:  # a success that reported no usage
                     t.unreported_tokens += reservation
                     entry["unreported_tokens"] = reservation
+                    cost = cost_reserved
+                else:
+                    cost = price.cost(tokens_in, tokens_out, cached) if price is not None else 0.0
+                if price is None and answered:
+                    t.unpriced_calls += 1
+                entry["cost_usd"] = round(cost, 9) if price is not None else None
+                t.cost_usd += cost
             self._settled.notify_all()
 
-    def _forward(self, handler: _Handler, path: str, body: bytes, entry: dict[str, Any]) -> tuple[int, int]:
-        """Send the call upstream and stream the answer back; returns (input, output) tokens seen."""
+    def _forward(self, handler: _Handler, path: str, body: bytes, entry: dict[str, Any]) -> tuple[int, int, int]:
+        """Send the call upstream and stream the answer back; returns (input, output, cached input) tokens seen."""
         url = urlsplit(self.config.provider.base_url)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
         headers["Content-Length"] = str(len(body))
@@ -288,7 +337,7 @@ class LLMProxy(UnixService):
             headers.setdefault("anthropic-version", "2023-06-01")
         connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         connection = connection_class(url.hostname or "", url.port, timeout=_UPSTREAM_TIMEOUT_SECONDS)
-        counter = _UsageCounter()
+        counter = UsageCounter()
         try:
             connection.request("POST", url.path.rstrip("/") + path, body=body, headers=headers)
             response = connection.getresponse()
@@ -313,20 +362,20 @@ class LLMProxy(UnixService):
                 self._reply(handler, 502, {"error": {"message": f"the provider could not be reached: {error}"}})
         finally:
             connection.close()
-        return counter.input_tokens, counter.output_tokens
+        return counter.input_tokens, counter.output_tokens, counter.cached_tokens
 
     def _refuse(self, handler: _Handler, status: int, message: str, entry: dict[str, Any] | None = None) -> None:
         with contextlib.suppress(_Refused):
             handler.read_body()  # so the client is not still sending when the socket closes
-        with contextlib.suppress(OSError):
-            self._reply(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
-        if handler.unread:
-            handler.linger()
-        if entry is not None:
+        if entry is not None:  # counted and logged first: a client that has its answer sees them
             entry.update(status=status, refused=message, input_tokens=0, output_tokens=0)
             with self._lock:
                 self._totals.refused += 1
             self._log(entry)
+        with contextlib.suppress(OSError):
+            self._reply(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
+        if handler.unread:
+            handler.linger()
 
     @staticmethod
     def _reply(handler: _Handler, status: int, payload: dict[str, Any]) -> None:
@@ -336,72 +385,3 @@ class LLMProxy(UnixService):
         line = json.dumps(entry) + "\n"
         with self._lock, open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
-
-
-class _UsageCounter:
-    """Token counts from a JSON body or an event stream, in the OpenAI and Anthropic shapes."""
-
-    def __init__(self) -> None:
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self._buffer = b""
-
-    def feed(self, chunk: bytes, streaming: bool) -> None:
-        self._buffer += chunk
-        if streaming:
-            *lines, self._buffer = self._buffer.split(b"\n")
-            for line in lines:
-                self._event_line(line)
-
-    def finish(self, streaming: bool) -> None:
-        if streaming:
-            self._event_line(self._buffer)
-        else:
-            with contextlib.suppress(ValueError):
-                self._take(json.loads(self._buffer or b"null"))
-        self._buffer = b""
-
-    def _event_line(self, line: bytes) -> None:
-        line = line.strip()
-        if line.startswith(b"data:") and line[5:].strip() not in (b"", b"[DONE]"):
-            with contextlib.suppress(ValueError):
-                self._take(json.loads(line[5:]))
-
-    def _take(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            return
-        for holder in (message, message.get("message"), message.get("response")):
-            usage = holder.get("usage") if isinstance(holder, dict) else None
-            if isinstance(usage, dict):
-                # Counts in a stream are cumulative (Anthropic's message_delta, OpenAI's last chunk): keep the largest.
-                self.input_tokens = max(self.input_tokens, _int(usage.get("prompt_tokens", usage.get("input_tokens"))))
-                self.output_tokens = max(
-                    self.output_tokens, _int(usage.get("completion_tokens", usage.get("output_tokens")))
-                )
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) else 0
-
-
-def _asked_cap(payload: dict[str, Any]) -> int | None:
-    """The answer's cap the request names (the largest, if it names several), or None."""
-    caps = [v for v in (payload.get(k) for k in _OUTPUT_CAPS) if isinstance(v, int) and not isinstance(v, bool)]
-    return max(0, *caps) if caps else None
-
-
-def _choices(payload: dict[str, Any]) -> int:
-    """How many answers the call asks for (OpenAI's ``n``; ``best_of`` for completions)."""
-    counts = [v for v in (payload.get("n"), payload.get("best_of")) if isinstance(v, int) and not isinstance(v, bool)]
-    return max([1, *counts])
-
-
-def _cap_field(provider: Provider, path: str) -> str | None:
-    """The request field that caps the answer on ``path``; None where the call has no answer to cap."""
-    if path == "/v1/embeddings":
-        return None
-    if path == "/v1/responses":
-        return "max_output_tokens"
-    if path == "/v1/chat/completions" and provider.name == "openai":
-        return "max_completion_tokens"
-    return "max_tokens"

@@ -1,0 +1,99 @@
+"""Reading a provider's answer for what it used, and a request for what it may use.
+
+Token counts come from a JSON body or a server-sent-event stream, in the OpenAI (chat, responses)
+and Anthropic shapes, cached input included; a request's answer cap is whichever of its cap fields
+it names (times the answers it asks for).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from podium.agents.llm import Provider
+
+__all__ = ["UsageCounter", "answers_asked", "asked_cap", "cap_field"]
+
+# The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
+# completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
+_OUTPUT_CAPS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+class UsageCounter:
+    """Token counts from a JSON body or an event stream, in the OpenAI and Anthropic shapes."""
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cached_tokens = 0
+        self._buffer = b""
+
+    def feed(self, chunk: bytes, streaming: bool) -> None:
+        self._buffer += chunk
+        if streaming:
+            *lines, self._buffer = self._buffer.split(b"\n")
+            for line in lines:
+                self._event_line(line)
+
+    def finish(self, streaming: bool) -> None:
+        if streaming:
+            self._event_line(self._buffer)
+        else:
+            with contextlib.suppress(ValueError):
+                self._take(json.loads(self._buffer or b"null"))
+        self._buffer = b""
+
+    def _event_line(self, line: bytes) -> None:
+        line = line.strip()
+        if line.startswith(b"data:") and line[5:].strip() not in (b"", b"[DONE]"):
+            with contextlib.suppress(ValueError):
+                self._take(json.loads(line[5:]))
+
+    def _take(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            return
+        for holder in (message, message.get("message"), message.get("response")):
+            usage = holder.get("usage") if isinstance(holder, dict) else None
+            if isinstance(usage, dict):
+                # Counts in a stream are cumulative (Anthropic's message_delta, OpenAI's last chunk): keep the largest.
+                # OpenAI counts cached input inside its input; Anthropic counts cache reads and writes apart.
+                read, written = (
+                    _int(usage.get("cache_read_input_tokens")),
+                    _int(usage.get("cache_creation_input_tokens")),
+                )
+                tokens_in = _int(usage.get("prompt_tokens", usage.get("input_tokens"))) + read + written
+                details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
+                cached = read + (_int(details.get("cached_tokens")) if isinstance(details, dict) else 0)
+                self.input_tokens = max(self.input_tokens, tokens_in)
+                self.cached_tokens = max(self.cached_tokens, cached)
+                self.output_tokens = max(
+                    self.output_tokens, _int(usage.get("completion_tokens", usage.get("output_tokens")))
+                )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+def asked_cap(payload: dict[str, Any]) -> int | None:
+    """The answer's cap the request names (the largest, if it names several), or None."""
+    caps = [v for v in (payload.get(k) for k in _OUTPUT_CAPS) if isinstance(v, int) and not isinstance(v, bool)]
+    return max(0, *caps) if caps else None
+
+
+def answers_asked(payload: dict[str, Any]) -> int:
+    """How many answers the call asks for (OpenAI's ``n``; ``best_of`` for completions)."""
+    counts = [v for v in (payload.get("n"), payload.get("best_of")) if isinstance(v, int) and not isinstance(v, bool)]
+    return max([1, *counts])
+
+
+def cap_field(provider: Provider, path: str) -> str | None:
+    """The request field that caps the answer on ``path``; None where the call has no answer to cap."""
+    if path == "/v1/embeddings":
+        return None
+    if path == "/v1/responses":
+        return "max_output_tokens"
+    if path == "/v1/chat/completions" and provider.name == "openai":
+        return "max_completion_tokens"
+    return "max_tokens"
