@@ -75,6 +75,7 @@ class _Totals:
     cached_input_tokens: int = 0  # the part of input_tokens the provider read from its cache
     cost_usd: float = 0.0
     unpriced_calls: int = 0  # answered calls of models the price table does not list
+    priced_calls: int = 0
     reserved: int = 0  # tokens, by the calls in flight
     reserved_cost: float = 0.0  # USD, by the calls in flight
     in_flight: int = 0
@@ -179,7 +180,7 @@ class LLMProxy(UnixService):
                 "max_requests": self.config.max_requests,
                 "max_tokens_per_call": self.config.max_tokens_per_call,
                 "cached_input_tokens": t.cached_input_tokens,
-                "cost_usd": round(t.cost_usd, 9) if t.calls > t.unpriced_calls or not t.calls else None,
+                "cost_usd": None if t.unpriced_calls and not t.priced_calls else round(t.cost_usd, 9),
                 "unpriced_calls": t.unpriced_calls,
                 "max_cost_usd": self.config.max_cost_usd,
                 "models": {name: self.config.provider_model(name) for name in self.config.models},
@@ -318,8 +319,11 @@ class LLMProxy(UnixService):
                     cost = cost_reserved
                 else:
                     cost = price.cost(tokens_in, tokens_out, cached) if price is not None else 0.0
-                if price is None and answered:
-                    t.unpriced_calls += 1
+                if answered:
+                    if price is None:
+                        t.unpriced_calls += 1
+                    else:
+                        t.priced_calls += 1
                 entry["cost_usd"] = round(cost, 9) if price is not None else None
                 t.cost_usd += cost
             self._settled.notify_all()

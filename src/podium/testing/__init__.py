@@ -1,0 +1,7 @@
+"""What tests of agents and of podium itself run against: a scripted model server (no network, no key)."""
+
+from __future__ import annotations
+
+from podium.testing.scripted_llm import Fail, Reply, ScriptedLLM, Stall, ToolCall, load_script
+
+__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "ToolCall", "load_script"]

@@ -1,0 +1,154 @@
+"""podium's search agent end to end (issue 11 §2, §5): `podium run --agent search` against the scripted
+model server, through podium's real proxy, in bwrap, with its environment: retries, a repair prompt, a
+failed node debugged, a node stopped for time, the best node's submission placed, snapshots, journal and
+token counts in the record."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podium import competition as registry
+from podium.agents import BUILTIN
+from podium.data.prepare import prepare_competition
+from podium.environments import build, load_profile
+from podium.fixtures import make_raw
+from podium.testing import Fail, Reply, ScriptedLLM, ToolCall
+
+COMP = "spaceship-titanic"
+
+GOOD = """\
+import pandas as pd
+train = pd.read_csv("/home/data/train.csv")
+sample = pd.read_csv("/home/data/sample_submission.csv")
+majority = bool(train["Transported"].mode()[0])
+print(f"holdout metric: {(train['Transported'] == majority).mean():.4f}")
+sample["Transported"] = {value}
+sample.to_csv("submission.csv", index=False)
+"""
+BUGGY = "import pandas as pd\nraise ValueError('boom: a column is missing')\n"
+SLOW = "import time\ntime.sleep(600)\n"
+
+
+def _text(request: dict[str, Any]) -> str:
+    body = request["body"]
+    return " ".join(str(m.get("content")) for m in body.get("messages") or [])
+
+
+class Model:
+    """Answers by what the agent asks: drafts, a debug, an improvement, and structured reviews."""
+
+    def __init__(self) -> None:
+        self.drafts = 0
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        text = _text(request)
+        if request["body"].get("tools"):
+            if "boom" in text or "stopped after" in text:
+                return ToolCall(
+                    "submit_review", {"is_bug": True, "summary": "it failed", "metric": None, "lower_is_better": False}
+                )
+            metric = 0.9 if "False  # improved" in text else 0.6
+            return ToolCall(
+                "submit_review",
+                {"is_bug": False, "summary": "majority class", "metric": metric, "lower_is_better": False},
+            )
+        if "A script that failed" in text:
+            return Reply("The column was missing.\n```python\n" + GOOD.replace("{value}", "True") + "```")
+        if "solution to improve" in text:
+            return Reply("Flip it.\n```python\n" + GOOD.replace("{value}", "False  # improved") + "```")
+        self.drafts += 1
+        if self.drafts == 1:
+            return Reply("I would start with a majority-class baseline.")  # no code: repaired
+        if self.drafts == 2:
+            return Reply("```python\n" + GOOD.replace("{value}", "True") + "```")
+        if self.drafts == 3:
+            return Reply("```python\n" + BUGGY + "```")
+        return Reply("```python\n" + SLOW + "```")
+
+
+@pytest.fixture(scope="module")
+def env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("envs")
+    build(load_profile("minimal"), root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("llm-data")
+    comp = registry.get(COMP)
+    prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw"))
+    return root / "data"
+
+
+def _agent(tmp_path: Path, **env: str) -> Path:
+    folder = tmp_path / "search"
+    shutil.copytree(BUILTIN / "search", folder)
+    settings = {"SEARCH_DRAFTS": "3", "SEARCH_STEPS": "6", "SEARCH_STEP_TIMEOUT": "8", "OMP_NUM_THREADS": "1", **env}
+    text = (folder / "agent.yaml").read_text()
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("env:"))
+    (folder / "agent.yaml").write_text(text + f"\nenv: {json.dumps(settings)}\n")
+    return folder
+
+
+def _run(
+    agent: Path, model: ScriptedLLM, data_dir: Path, runs: Path, env_dir: Path, *more: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", COMP, "--time-limit", "3m",
+         "--memory", "3G", "--model", "scripted-1", "--base-url", model.base_url, "--data-dir", str(data_dir),
+         "--runs-dir", str(runs), *more],
+        capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PODIUM_ENV_DIR": str(env_dir), "OPENAI_API_KEY": "sk-test", "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+
+
+def test_the_search_agent_runs_end_to_end_through_the_proxy(tmp_path: Path, data_dir: Path, env_dir: Path) -> None:
+    answer = Model()
+    with ScriptedLLM([Fail(429, "slow down", retry_after=0.1), *[answer] * 40]) as model:
+        result = _run(_agent(tmp_path), model, data_dir, tmp_path / "runs", env_dir)
+        asked = list(model.requests)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "default" / COMP / "0"
+    journal = [json.loads(line) for line in (run / "logs" / "journal.jsonl").read_text().splitlines()]
+    operators = [n["operator"] for n in journal]
+    assert operators[:3] == ["draft", "draft", "draft"] and "debug" in operators and "improve" in operators
+    first, buggy = journal[0], journal[1]
+    assert first["metric"] == 0.6 and first["valid"] and first["input_tokens"] > 0
+    assert buggy["is_bug"] and "boom" in buggy["output_tail"]
+    assert any(n["killed_for"] == "time" for n in journal), "the slow draft is stopped at its step timeout"
+    best = max((n for n in journal if n["valid"]), key=lambda n: n["metric"])
+    assert best["operator"] == "improve" and best["metric"] == 0.9
+    snapshots = [json.loads(line) for line in (run / "logs" / "snapshots" / "snapshots.jsonl").read_text().splitlines()]
+    assert snapshots[0]["source"] == "sample" and snapshots[-1]["source"] == f"node{best['id']:04d}"
+    assert "False" in (run / "submission" / "submission.csv").read_text()
+    record = json.loads((run / "record.json").read_text())
+    assert record["grade"]["valid_submission"] and record["environment"]["name"] == "minimal"
+    llm = record["llm"]
+    assert llm["calls"] == len(asked) and llm["input_tokens"] > 0 and llm["output_tokens"] > 0
+    assert llm["models"] == {"scripted-1": "scripted-1"} and llm["cost_usd"] is None  # no price for this model
+    assert "could not be used" in _text(asked[2])  # the draft without code got its repair prompt
+    assert all(r["body"]["model"] == "scripted-1" for r in asked)
+
+
+def test_a_spent_budget_ends_the_run_with_the_best_submission_in_place(
+    tmp_path: Path, data_dir: Path, env_dir: Path
+) -> None:
+    answer = Model()
+    answer.drafts = 1  # the first draft is good
+    with ScriptedLLM([answer, answer, Fail(429, "token budget spent (9000 of 9000 tokens used)")]) as model:
+        result = _run(_agent(tmp_path), model, data_dir, tmp_path / "runs", env_dir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "default" / COMP / "0"
+    assert "budget is spent" in (run / "logs" / "agent.stdout.log").read_text()
+    record = json.loads((run / "record.json").read_text())
+    assert record["grade"]["valid_submission"]
+    assert json.loads((run / "logs" / "journal.jsonl").read_text().splitlines()[0])["valid"]
