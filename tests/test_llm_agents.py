@@ -152,3 +152,55 @@ def test_a_spent_budget_ends_the_run_with_the_best_submission_in_place(
     record = json.loads((run / "record.json").read_text())
     assert record["grade"]["valid_submission"]
     assert json.loads((run / "logs" / "journal.jsonl").read_text().splitlines()[0])["valid"]
+
+
+AIDE_CODE = """\
+import pandas as pd
+train = pd.read_csv("./input/train.csv")
+sample = pd.read_csv("./input/sample_submission.csv")
+print("Validation accuracy:", {metric})
+sample["Transported"] = {value}
+sample.to_csv("./working/submission.csv", index=False)
+"""
+
+
+def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Path, data_dir: Path) -> None:
+    """AIDE from PyPI through the proxy: its model is an alias, its extra report call is off, and the best
+    node (not the last script) writes the submission."""
+    env_dir = tmp_path / "envs"
+    codes = iter([("0.9", "False"), ("0.5", "True"), ("0.4", "True")])  # the best node comes first
+
+    def answer(request: dict[str, Any]) -> Any:
+        text = _text(request)
+        if request["body"].get("tools"):
+            metric = float(text.split("Validation accuracy:")[-1].split()[0]) if "Validation accuracy:" in text else 0.0
+            return ToolCall(
+                "submit_review", {"is_bug": False, "summary": "ran", "metric": metric, "lower_is_better": False}
+            )
+        metric, value = next(codes, ("0.3", "True"))
+        return Reply(
+            "A baseline.\n```python\n" + AIDE_CODE.replace("{metric}", metric).replace("{value}", value) + "```"
+        )
+
+    agent = tmp_path / "aide"
+    shutil.copytree(BUILTIN / "aide", agent)
+    with open(agent / "agent.yaml", "a") as handle:
+        handle.write("\n# the test: three steps\n")
+    text = (
+        (agent / "agent.yaml")
+        .read_text()
+        .replace('env: {OMP_NUM_THREADS: "2"}', 'env: {OMP_NUM_THREADS: "1", STEP_LIMIT: "3"}')
+    )
+    (agent / "agent.yaml").write_text(text)
+    with ScriptedLLM([answer] * 20) as model:
+        result = _run(agent, model, data_dir, tmp_path / "runs", env_dir)
+        asked = list(model.requests)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "default" / COMP / "0"
+    out = (run / "logs" / "agent.stdout.log").read_text()
+    assert "the best node's submission is in place" in out, out[-3000:]
+    assert "False" in (run / "submission" / "submission.csv").read_text()  # the 0.9 node's, not the last one's
+    assert all(r["body"]["model"] == "scripted-1" for r in asked)  # the alias, rewritten by the proxy
+    assert len(asked) == 6, "three drafts and three reviews; no report call"
+    record = json.loads((run / "record.json").read_text())
+    assert record["grade"]["valid_submission"] and record["llm"]["models"] == {"aide-code": "scripted-1"}
