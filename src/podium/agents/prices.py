@@ -35,7 +35,9 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"price file {path}: cannot read it ({exc}). Fix: give a YAML file like podium's prices.yaml") from None
+        raise UsageError(
+            f"price file {path}: cannot read it ({exc}). Fix: give a YAML file like podium's prices.yaml"
+        ) from None
     if not isinstance(data, dict):
         raise UsageError(f"price file {path}: expected a mapping of providers to models")
     return data

@@ -80,8 +80,13 @@ class LLMClient:
             raise ModelError("no model: set SEARCH_MODEL, or give the agent a model (podium run --model NAME)")
         socket_path = os.environ.get("PODIUM_LLM_SOCKET")
         base_url = os.environ.get("PODIUM_LLM_BASE_URL")
-        return cls(provider, model, socket_path=socket_path if socket_path and os.path.exists(socket_path) else None,
-                   base_url=base_url)  # fmt: skip
+        return cls(
+            provider,
+            model,
+            socket_path=socket_path if socket_path and os.path.exists(socket_path) else None,
+            base_url=base_url,
+            max_tokens=int(os.environ.get("SEARCH_MAX_TOKENS") or 4096),
+        )
 
     # -- the wire --------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 Runs inside podium's sandbox. Settings come from the environment (agent.yaml's ``env:``):
 ``SEARCH_POLICY`` (greedy, evolutionary), ``SEARCH_DRAFTS``, ``SEARCH_DEBUG_PROB``,
 ``SEARCH_MAX_DEBUG_DEPTH``, ``SEARCH_STEPS``, ``SEARCH_STEP_TIMEOUT`` (seconds one node's code may
-run), ``SEARCH_MODEL`` (else the first of ``PODIUM_LLM_MODELS``); and from podium: ``TIME_LIMIT_SECS``,
+run), ``SEARCH_MAX_TOKENS`` (an answer's cap), ``SEARCH_MODEL`` (else the first of ``PODIUM_LLM_MODELS``); and from podium: ``TIME_LIMIT_SECS``,
 ``HARDWARE``, the LLM proxy.
 """
 
