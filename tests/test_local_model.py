@@ -57,7 +57,10 @@ class _Endpoint:
 
 
 def test_smollm2_drives_the_search_agent_through_the_proxy(
-    server: str, tmp_path: Path, data_dir: Path, env_dir: Path  # noqa: F811
+    server: str,
+    tmp_path: Path,
+    data_dir: Path,
+    env_dir: Path,  # noqa: F811
 ) -> None:
     agent = _agent(tmp_path, SEARCH_DRAFTS="1", SEARCH_STEPS="3", SEARCH_MAX_TOKENS="384", SEARCH_STEP_TIMEOUT="20")
     result = _run(agent, _Endpoint(server), data_dir, tmp_path / "runs", env_dir)  # type: ignore[arg-type]
