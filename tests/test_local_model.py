@@ -59,7 +59,7 @@ class _Endpoint:
 def test_smollm2_drives_the_search_agent_through_the_proxy(
     server: str,
     tmp_path: Path,
-    data_dir: Path,
+    data_dir: Path,  # noqa: F811
     env_dir: Path,  # noqa: F811
 ) -> None:
     agent = _agent(tmp_path, SEARCH_DRAFTS="1", SEARCH_STEPS="3", SEARCH_MAX_TOKENS="384", SEARCH_STEP_TIMEOUT="20")
