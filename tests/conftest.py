@@ -52,3 +52,16 @@ def _describe(path: str) -> str:
     head = Path(path).read_bytes()[:4096]
     # a static ELF has no PT_INTERP, so no dynamic loader path in its first page
     return "dynamically linked" if b"ld-linux" in head else "statically linked"
+
+
+@pytest.fixture(scope="session")
+def spaceship_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """spaceship-titanic prepared from its generated raw folder (the runs' tests share it)."""
+    from podium import competition as registry
+    from podium.data.prepare import prepare_competition
+    from podium.fixtures import make_raw
+
+    root = tmp_path_factory.mktemp("spaceship")
+    comp = registry.get("spaceship-titanic")
+    prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw"))
+    return root / "data"

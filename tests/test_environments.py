@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from podium import competition as registry
-from podium.data.prepare import prepare_competition
 from podium.environments import ENV_MOUNT, build, find, list_environments, load_profile, remove
 from podium.errors import PodiumError, UsageError
-from podium.fixtures import make_raw
 
 COMP = "spaceship-titanic"
 #: A one-package profile that installs in seconds from the package index (pure Python).
@@ -88,14 +85,6 @@ def test_cli_env_list_and_rm(tiny: Path, env_dir: Path, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "no environment 'nope'" in wrong.stderr
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("env-data")
-    comp = registry.get(COMP)
-    prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw"))
-    return root / "data"
-
-
 PROBE = """\
 import json, shutil, subprocess, sys
 out = {"prefix": sys.prefix, "python3": shutil.which("python3")}
@@ -116,7 +105,7 @@ json.dump(out, open("/home/logs/env.json", "w"))
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
 def test_the_agent_code_runs_with_its_environment_inside_the_sandbox(
-    sandbox: str, tiny: Path, env_dir: Path, data_dir: Path, tmp_path: Path, request: pytest.FixtureRequest
+    sandbox: str, tiny: Path, env_dir: Path, spaceship_data_dir: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if sandbox == "docker":
         request.getfixturevalue("docker_sandbox")
@@ -128,7 +117,7 @@ def test_the_agent_code_runs_with_its_environment_inside_the_sandbox(
     runs = tmp_path / "runs"
     result = subprocess.run(
         [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", COMP, "--time-limit", "2m",
-         "--data-dir", str(data_dir), "--runs-dir", str(runs), "--sandbox", sandbox],
+         "--data-dir", str(spaceship_data_dir), "--runs-dir", str(runs), "--sandbox", sandbox],
         capture_output=True, text=True, timeout=600, env={**os.environ, "PODIUM_ENV_DIR": str(env_dir)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -158,7 +147,7 @@ shutil.copyfile("/home/data/sample_submission.csv", "/home/submission/submission
 
 
 def test_torch_imports_and_trains_a_tiny_model_inside_the_sandbox(
-    env_dir: Path, data_dir: Path, tmp_path: Path
+    env_dir: Path, spaceship_data_dir: Path, tmp_path: Path
 ) -> None:
     """The CPU build of torch (what the machine's package files hold) in an environment of its own."""
     agent = tmp_path / "torchy"
@@ -169,7 +158,7 @@ def test_torch_imports_and_trains_a_tiny_model_inside_the_sandbox(
     runs = tmp_path / "runs"
     result = subprocess.run(
         [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", COMP, "--time-limit", "5m",
-         "--data-dir", str(data_dir), "--runs-dir", str(runs)],
+         "--data-dir", str(spaceship_data_dir), "--runs-dir", str(runs)],
         capture_output=True, text=True, timeout=1200,
         env={**os.environ, "PODIUM_ENV_DIR": str(env_dir), "OMP_NUM_THREADS": "1"},
     )  # fmt: skip

@@ -15,11 +15,8 @@ from typing import Any
 
 import pytest
 
-from podium import competition as registry
 from podium.agents import BUILTIN
-from podium.data.prepare import prepare_competition
 from podium.environments import build, load_profile
-from podium.fixtures import make_raw
 from podium.testing import Fail, Reply, ScriptedLLM, ToolCall
 
 COMP = "spaceship-titanic"
@@ -81,14 +78,6 @@ def env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("llm-data")
-    comp = registry.get(COMP)
-    prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw"))
-    return root / "data"
-
-
 def _agent(tmp_path: Path, **env: str) -> Path:
     folder = tmp_path / "search"
     shutil.copytree(BUILTIN / "search", folder)
@@ -100,21 +89,23 @@ def _agent(tmp_path: Path, **env: str) -> Path:
 
 
 def _run(
-    agent: Path, model: ScriptedLLM, data_dir: Path, runs: Path, env_dir: Path, *more: str
+    agent: Path, model: ScriptedLLM, spaceship_data_dir: Path, runs: Path, env_dir: Path, *more: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", COMP, "--time-limit", "3m",
-         "--memory", "3G", "--model", "scripted-1", "--base-url", model.base_url, "--data-dir", str(data_dir),
+         "--memory", "3G", "--model", "scripted-1", "--base-url", model.base_url, "--data-dir", str(spaceship_data_dir),
          "--runs-dir", str(runs), *more],
         capture_output=True, text=True, timeout=900,
         env={**os.environ, "PODIUM_ENV_DIR": str(env_dir), "OPENAI_API_KEY": "sk-test", "OMP_NUM_THREADS": "1"},
     )  # fmt: skip
 
 
-def test_the_search_agent_runs_end_to_end_through_the_proxy(tmp_path: Path, data_dir: Path, env_dir: Path) -> None:
+def test_the_search_agent_runs_end_to_end_through_the_proxy(
+    tmp_path: Path, spaceship_data_dir: Path, env_dir: Path
+) -> None:
     answer = Model()
     with ScriptedLLM([Fail(429, "slow down", retry_after=0.1), *[answer] * 40]) as model:
-        result = _run(_agent(tmp_path), model, data_dir, tmp_path / "runs", env_dir)
+        result = _run(_agent(tmp_path), model, spaceship_data_dir, tmp_path / "runs", env_dir)
         asked = list(model.requests)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "default" / COMP / "0"
@@ -140,12 +131,12 @@ def test_the_search_agent_runs_end_to_end_through_the_proxy(tmp_path: Path, data
 
 
 def test_a_spent_budget_ends_the_run_with_the_best_submission_in_place(
-    tmp_path: Path, data_dir: Path, env_dir: Path
+    tmp_path: Path, spaceship_data_dir: Path, env_dir: Path
 ) -> None:
     answer = Model()
     answer.drafts = 1  # the first draft is good
     with ScriptedLLM([answer, answer, Fail(429, "token budget spent (9000 of 9000 tokens used)")]) as model:
-        result = _run(_agent(tmp_path), model, data_dir, tmp_path / "runs", env_dir)
+        result = _run(_agent(tmp_path), model, spaceship_data_dir, tmp_path / "runs", env_dir)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "default" / COMP / "0"
     assert "budget is spent" in (run / "logs" / "agent.stdout.log").read_text()
@@ -164,7 +155,7 @@ sample.to_csv("./working/submission.csv", index=False)
 """
 
 
-def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Path, data_dir: Path) -> None:
+def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Path, spaceship_data_dir: Path) -> None:
     """AIDE from PyPI through the proxy: its model is an alias, its extra report call is off, and the best
     node (not the last script) writes the submission."""
     env_dir = tmp_path / "envs"
@@ -193,7 +184,7 @@ def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Pat
     )
     (agent / "agent.yaml").write_text(text)
     with ScriptedLLM([answer] * 20) as model:
-        result = _run(agent, model, data_dir, tmp_path / "runs", env_dir)
+        result = _run(agent, model, spaceship_data_dir, tmp_path / "runs", env_dir)
         asked = list(model.requests)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "default" / COMP / "0"

