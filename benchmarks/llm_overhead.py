@@ -81,7 +81,7 @@ def proxy_table(calls: int) -> list[str]:
     rows = []
     with (
         tempfile.TemporaryDirectory(prefix="podium-llm-bench-") as tmp,
-        ScriptedLLM([Reply("hello there friend")] * (4 * calls + 20)) as model,
+        ScriptedLLM([Reply("hello there friend")] * (6 * calls + 40)) as model,
     ):
         config = LLMConfig(PROVIDERS["openai"]).override(base_url=model.base_url)
         with LLMProxy(config, Path(tmp) / "p.sock", Path(tmp) / "calls.jsonl", api_key="sk-bench") as proxy:
