@@ -44,6 +44,11 @@ tiny/secret:
   <<: *defaults
   env_vars:
     KAGGLE_KEY: ${{ secrets.KAGGLE_KEY }}
+tiny/llm:
+  <<: *defaults
+  env_vars:
+    <<: *env_vars
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
 """
 
 START = """\
@@ -62,6 +67,12 @@ LEN=$(( $(printf "$HEAD" | wc -c) + SIZE + $(printf "$TAIL" | wc -c) ))
 ( printf "POST /validate HTTP/1.0\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=$B\r\nContent-Length: $LEN\r\n\r\n$HEAD"
   cat ${SUBMISSION_DIR}/submission.csv
   printf "$TAIL" ) | nc -w 30 127.0.0.1 5000 > ${LOGS_DIR}/validation.txt
+if [ -n "$OPENAI_BASE_URL" ]; then  # the model, as an SDK would call it: OPENAI_BASE_URL on localhost
+  Q='{"model": "scripted-1", "messages": [{"role": "user", "content": "hello model"}]}'
+  echo "key: $OPENAI_API_KEY base: $OPENAI_BASE_URL" >> ${LOGS_DIR}/seen.txt
+  printf "POST /v1/chat/completions HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer $OPENAI_API_KEY\r\nContent-Length: ${#Q}\r\n\r\n$Q" \
+    | nc -w 30 127.0.0.1 8399 > ${LOGS_DIR}/model.txt
+fi
 echo done >> ${LOGS_DIR}/seen.txt
 """
 
@@ -95,7 +106,7 @@ def test_an_agent_id_is_found_with_mlebench_anchors_and_kwargs(agents_dir: Path)
     assert agent.build_args["AGENT_DIR"] == "/home/agent" and agent.llm is None
     with pytest.raises(UsageError, match="no secrets"):
         load_agent(f"{agents_dir}:tiny/secret")
-    with pytest.raises(UsageError, match="its ids are: defaults, tiny, tiny/secret"):
+    with pytest.raises(UsageError, match="its ids are: defaults, tiny, tiny/llm, tiny/secret"):
         load_agent(f"{agents_dir}:tinyy")
 
 
@@ -118,3 +129,32 @@ def test_an_mlebench_agent_runs_unchanged_under_docker(agents_dir: Path, tmp_pat
     assert answer["result"] == "Submission is valid." and answer["valid"] is True
     record = json.loads((runs / "default" / COMP / "0" / "record.json").read_text())
     assert record["image"].startswith("podium-agent-tiny:") and record["grade"]["valid_submission"]
+
+
+def test_an_mlebench_agents_secret_key_becomes_the_proxy(
+    agents_dir: Path, tmp_path: Path, spaceship_data_dir: Path
+) -> None:
+    """${{ secrets.OPENAI_API_KEY }}: the agent gets a placeholder and localhost:8399, the proxy the real key."""
+    from podium.testing import Reply, ScriptedLLM
+
+    agent = load_agent(f"{agents_dir}:tiny/llm")
+    assert agent.llm is not None and agent.llm.provider.name == "openai" and "OPENAI_API_KEY" not in agent.env
+    runs = tmp_path / "runs"
+    with ScriptedLLM([Reply("hello from the model")]) as model:
+        result = subprocess.run(
+            [sys.executable, "-m", "podium", "run", "--agent", f"{agents_dir}:tiny/llm", "--competitions", COMP,
+             "--time-limit", "3m", "--data-dir", str(spaceship_data_dir), "--runs-dir", str(runs), "--sandbox", "docker",
+             "--base-url", model.base_url, "--model", "scripted-1"],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "OPENAI_API_KEY": "sk-the-real-key"},
+        )  # fmt: skip
+        asked = list(model.requests)
+    assert result.returncode == 0, result.stderr[-3000:]
+    logs = runs / "default" / COMP / "0" / "logs"
+    seen = (logs / "seen.txt").read_text()
+    assert "key: podium-proxy-adds-the-key base: http://127.0.0.1:8399/v1" in seen and "sk-the-real-key" not in seen
+    answer = json.loads((logs / "model.txt").read_bytes().split(b"\r\n\r\n", 1)[1])
+    assert answer["choices"][0]["message"]["content"] == "hello from the model"
+    assert len(asked) == 1 and asked[0]["body"]["model"] == "scripted-1"
+    record = json.loads((runs / "default" / COMP / "0" / "record.json").read_text())
+    assert record["llm"]["calls"] == 1 and record["llm"]["input_tokens"] == 2
