@@ -16,12 +16,13 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 from podium import competition as registry
-from podium.data.declared import build, split_frame
+from podium.data.declared import build, renumbered, split_frame
 from podium.data.prepare import prepare_competition
-from podium.data.split import Output, SpecError, SplitSpec
+from podium.data.split import Output, SpecError, SplitSpec, zip_member
 from podium.fixtures import make_raw
 
 TEXT = {"dtype": str, "keep_default_na": False}
+_DRAW = {"random": "randint", "low": 0, "high": 2, "seed": 0, "rng": "RandomState"}
 
 
 def _prepare(cid: str, tmp_path: Path) -> tuple[Path, Path]:
@@ -34,6 +35,11 @@ def _prepare(cid: str, tmp_path: Path) -> tuple[Path, Path]:
 def _same(prepared: Path, expected: dict[str, pd.DataFrame]) -> None:
     for name, frame in expected.items():
         assert (prepared / name).read_bytes() == frame.to_csv(index=False).encode(), name
+
+
+def _member(path: Path, name: str) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(name)
 
 
 # ---- the keys -------------------------------------------------------------------------------------
@@ -85,6 +91,44 @@ def test_outputs_are_built_in_the_documented_order() -> None:
         build(Output.from_dict({"columns": ["nope"]}, "t"), sides, comp, "t")
 
 
+def test_renumber_numbers_each_side_in_its_order() -> None:
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(20)], "y": np.arange(20)})
+    spec = SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "test_size": 0.25})
+    train, test = split_frame(frame, spec)
+    sides = {"train": train, "test": test}
+    separate = SplitSpec.from_dict({**_SPLIT, "renumber": {"column": "id", "start": 1}}).renumber
+    continued = SplitSpec.from_dict({**_SPLIT, "renumber": {"column": "id", "sides": "continued"}}).renumber
+    named = SplitSpec.from_dict({**_SPLIT, "renumber": {"column": "id", "format": {"train": "A{n}", "test": "B{n}"}}})
+    assert separate is not None and continued is not None and named.renumber is not None
+    out = renumbered(separate, sides)
+    assert out["train"]["id"].tolist() == list(range(1, 16)) and out["test"]["id"].tolist() == list(range(1, 6))
+    assert out["test"]["y"].tolist() == test["y"].tolist() and list(out["test"].columns) == ["id", "y"]
+    assert renumbered(continued, sides)["test"]["id"].tolist() == list(range(15, 20))
+    assert renumbered(named.renumber, sides)["test"]["id"].tolist() == [f"B{i}" for i in range(5)]
+    assert sides["train"]["id"].tolist() == train["id"].tolist()  # the rows as read are left as they were
+
+
+def test_random_columns_are_one_draw_of_the_declared_generator() -> None:
+    comp = registry.get("learning-agency-lab-automated-essay-scoring-2")
+    test = pd.DataFrame({"essay_id": [f"e{i}" for i in range(9)]})
+    sides = {"test": test, "train": test.iloc[:0]}
+    legacy = {"random": "randint", "low": 1, "high": 7, "seed": 42, "rng": "RandomState"}
+    out = build(Output.from_dict({"assign": {"score": legacy}}, "t"), sides, comp, "t")
+    assert out["score"].tolist() == np.random.RandomState(42).randint(1, 7, size=9).tolist()
+    modern = {"random": "uniform", "low": 1, "high": 100, "seed": 0, "rng": "default_rng", "round": 2}
+    out = build(Output.from_dict({"assign": {"score": modern}}, "t"), sides, comp, "t")
+    assert out["score"].tolist() == np.random.default_rng(0).uniform(1, 100, 9).round(2).tolist()
+
+
+def test_zip_member_paths() -> None:
+    assert zip_member("train.zip:train/{id}.jpg") == ("train.zip", "train/{id}.jpg")
+    assert zip_member("public/test.tsv.zip:test.tsv") == ("public/test.tsv.zip", "test.tsv")
+    assert zip_member("train/{id}.zip") is None and zip_member("images/a.jpg") is None
+
+
+_SPLIT = {"engine": "pandas", "source": "t.csv", "test_size": 0.1}
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -95,6 +139,19 @@ def test_outputs_are_built_in_the_documented_order() -> None:
         ({"source": "t.csv", "engine": "pandas", "test_size": "half"}, "'all'"),
         ({"source": "t.csv", "engine": "pandas", "test_size": 0.1, "read": "raw"}, "read"),
         ({"source": "t.csv", "engine": "pandas", "test_size": 0.1, "files": [{"from": "a"}]}, "at least one"),
+        ({**_SPLIT, "renumber": {"column": "id", "sides": "both"}}, "separate or continued"),
+        ({**_SPLIT, "renumber": {"column": "id", "format": {"test": "T{n}"}}}, "one per side"),
+        ({**_SPLIT, "renumber": {"start": 1}}, "renumber takes"),
+        ({**_SPLIT, "outputs": {"public/s.csv": {"assign": {"y": {"random": "randint", "low": 0}}}}}, "needs"),
+        ({**_SPLIT, "outputs": {"public/s.csv": {"assign": {"y": {**_DRAW, "rng": "mt"}}}}}, "rng one of"),
+        ({**_SPLIT, "archives": {"public/x.zip": {}}}, "not zips the split writes"),
+        ({**_SPLIT, "outputs": {"public/x.zip:x.csv": {}}, "archives": {"public/x.zip": {"times": "now"}}}, "times"),
+        ({**_SPLIT, "write": {"header": False}}, "unknown key"),
+        ({**_SPLIT, "read": {"float_precision": "high"}}, "round_trip"),
+        ({**_SPLIT, "files": [{"from": "{g}.zip:{id}", "test": "public/{id}"}]}, "cannot depend on the row"),
+        ({**_SPLIT, "outputs": {"public/x.zip:x.csv": None}}, "a zip member is none"),
+        ({"source": "t.csv", "test_size": 0.1, "renumber": {"column": "id"}}, "need engine: pandas"),
+        ({"source": "t.csv", "test_size": 0.1, "outputs": {"public/x.zip:x.csv": {}}}, "need engine: pandas"),
     ],
 )
 def test_a_mistyped_declaration_names_its_key(raw: dict[str, object], message: str) -> None:
@@ -210,3 +267,4 @@ def test_streamed_split_with_outputs_and_copies_as_the_taxi_script(tmp_path: Pat
     _same(prepared, {"public/sample_submission.csv": pd.DataFrame({"key": answers["key"], "fare_amount": 11.35})})
     rtf = "GCP-Coupons-Instructions.rtf"
     assert (prepared / "public" / rtf).read_bytes() == (raw / rtf).read_bytes()
+

@@ -7,6 +7,7 @@ from its submissions supplies ``make_answers`` / ``perfect_submission`` in its `
 
 from __future__ import annotations
 
+import csv
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,8 +198,9 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
 
     A competition with a ``prepare.py`` supplies ``make_raw(raw, rng)``; a declarative one lists
     its raw CSV files under ``prepare.raw`` as ``file: {rows: N, columns: {name: kind-or-spec}}``
-    (``zip: NAME.zip`` writes the table into that archive; ``{text: "..."}`` is a plain file), and
-    every raw file a ``prepare.split.files`` entry reads is written with a few random bytes.
+    (``zip: NAME.zip`` writes the table into that archive, ``sep`` another separator than a comma;
+    ``{text: "..."}`` is a plain file), and every raw file (or zip member) a ``prepare.split.files``
+    entry reads is written with a few random bytes.
     """
     from podium.competition import _columns
     from podium.data.declared import fixture_files
@@ -223,13 +225,25 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
             ids = _ids(column, n)
             frame[column.name] = _values(column, rng, n, frame, ids)
         _set_one_hot(frame, list(spec.get("one_hot", ())), rng, n)
-        path = write_csv(Frame(frame, n), raw / name)
+        path = _write_table(Frame(frame, n), raw / name, str(spec.get("sep", ",")))
         if "zip" in spec:
             with zipfile.ZipFile(raw / spec["zip"], "a") as archive:
                 archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), path.read_bytes())
             path.unlink()
     fixture_files(competition, raw, rng)
     return raw
+
+
+def _write_table(frame: Frame, path: Path, sep: str) -> Path:
+    """A raw table as CSV, or with another separator (``sep: "\\t"``: a tab-separated file)."""
+    if sep == ",":
+        return write_csv(frame, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter=sep)
+        writer.writerow(frame.names)
+        writer.writerows(zip(*(frame[c] for c in frame.names), strict=True))
+    return path
 
 
 def wav_bytes(rng: np.random.Generator, *, framerate: int, frames: int) -> bytes:

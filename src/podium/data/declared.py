@@ -9,27 +9,48 @@ With ``engine: pandas`` every table is read and written by pandas exactly as the
 prepare scripts read and write it (``read_csv`` with the declared options, ``train_test_split`` on
 the frame, ``to_csv(index=False)``), so a script of that shape and its declaration give the same
 bytes. ``engine: stream`` is the bounded-memory split of ``podium.data.split``; its extra outputs
-are built from the answers read back as text.
+are built from the answers read back as text, a block of rows at a time.
+
+A path ``ARCHIVE.zip:MEMBER`` names a member of a zip: of a raw zip where it is read (``files: from``,
+``copy``), of a zip the prepare writes where it is written (``outputs``, ``files`` targets; stored as
+``archives:`` declares).
 """
 
 from __future__ import annotations
 
 import shutil
 import string
+import tempfile
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from podium.competition import Competition
-from podium.data.split import READ_MODES, ROWS, Output, SpecError, SplitSpec, split_csv
+from podium.data.split import (
+    READ_MODES,
+    ROWS,
+    Archive,
+    Output,
+    Renumber,
+    SpecError,
+    SplitSpec,
+    draw,
+    split_csv,
+    zip_member,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["fixture_files", "prepare_declared", "split_frame", "split_spec"]
+__all__ = ["fixture_files", "prepare_declared", "renumbered", "split_frame", "split_spec"]
+
+#: Rows of the answers read at a time when the streamed engine builds its outputs.
+_CHUNK_ROWS = 500_000
+#: The time of every member of a zip the prepare writes with ``times: fixed``.
+FIXED_TIME: tuple[int, int, int, int, int, int] = (1980, 1, 1, 0, 0, 0)
 
 
 def split_spec(competition: Competition) -> SplitSpec | None:
@@ -75,6 +96,17 @@ def split_frame(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.
     return train, test
 
 
+def renumbered(renumber: Renumber, sides: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each side with ``renumber.column`` rewritten as its rows' numbers (the side's order)."""
+    out = {}
+    for side, frame in sides.items():
+        if renumber.column not in frame.columns:
+            raise SpecError(f"renumber: column {renumber.column!r} not in the table; it has {list(frame.columns)}")
+        values = renumber.numbers(side, len(frame), len(sides["train"]))
+        out[side] = frame.assign(**{renumber.column: values})
+    return out
+
+
 def _with(frame: pd.DataFrame, values: Mapping[str, Any]) -> pd.DataFrame:
     """``frame`` with columns set: an existing column keeps its place, a new one is appended."""
     import pandas as pd
@@ -92,8 +124,15 @@ def _submission_columns(competition: Competition) -> list[str]:
     return [c.name for c in competition.columns if c.name not in competition.id_columns]
 
 
-def build(out: Output, sides: Mapping[str, pd.DataFrame], competition: Competition, where: str) -> pd.DataFrame:
-    """The table ``out`` declares, from the rows of its side."""
+def build(
+    out: Output,
+    sides: Mapping[str, pd.DataFrame],
+    competition: Competition,
+    where: str,
+    drawn: Mapping[str, np.ndarray] | None = None,
+) -> pd.DataFrame:
+    """The table ``out`` declares, from the rows of its side (``drawn``: the random columns' values for
+    these rows, when the rows are one block of a longer table)."""
     rows = sides[out.rows]
     needed = [*(out.columns or ()), *out.drop, *([out.one_hot[0]] if out.one_hot else [])]
     missing = [c for c in needed if c not in rows.columns]
@@ -113,7 +152,11 @@ def build(out: Output, sides: Mapping[str, pd.DataFrame], competition: Competiti
     if out.rename:
         frame = frame.rename(columns=dict(out.rename))
     if out.assign:
-        frame = _with(frame, out.assign)
+        values = {
+            k: (draw(v, len(frame)) if drawn is None else drawn[k]) if isinstance(v, Mapping) else v
+            for k, v in out.assign.items()
+        }
+        frame = _with(frame, values)
     if out.defaults:
         defaults = {}
         for column in competition.columns:
@@ -126,9 +169,72 @@ def build(out: Output, sides: Mapping[str, pd.DataFrame], competition: Competiti
     return frame
 
 
-def _write(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
+class _RawZips:
+    """The raw zips members are read from, each opened once."""
+
+    def __init__(self, raw: Path) -> None:
+        self.raw = raw
+        self.open: dict[str, zipfile.ZipFile] = {}
+
+    def info(self, path: str) -> tuple[zipfile.ZipFile, zipfile.ZipInfo]:
+        member = zip_member(path)
+        assert member is not None
+        archive, name = member
+        if archive not in self.open:
+            self.open[archive] = zipfile.ZipFile(self.raw / archive)
+        try:
+            return self.open[archive], self.open[archive].getinfo(name)
+        except KeyError:
+            raise FileNotFoundError(2, f"{archive} has no member {name!r}", str(self.raw / archive)) from None
+
+    def close(self) -> None:
+        for handle in self.open.values():
+            handle.close()
+
+
+class _Archives:
+    """The zips the prepare writes: members added in the order written, stored as ``archives:`` says."""
+
+    def __init__(self, prepared: Path, settings: Mapping[str, Archive]) -> None:
+        self.prepared, self.settings = prepared, settings
+        self.open: dict[str, zipfile.ZipFile] = {}
+
+    def archive(self, name: str) -> zipfile.ZipFile:
+        if name not in self.open:
+            (self.prepared / name).parent.mkdir(parents=True, exist_ok=True)
+            self.open[name] = zipfile.ZipFile(self.prepared / name, "w")
+        return self.open[name]
+
+    def write(
+        self, path: str, data: bytes | str, source_time: tuple[int, int, int, int, int, int] | None = None
+    ) -> None:
+        member = zip_member(path)
+        assert member is not None
+        name, member_name = member
+        settings = self.settings.get(name, Archive())
+        when = FIXED_TIME
+        if settings.times == "source":
+            if source_time is None:
+                raise SpecError(f"archives: {name}: times: source, but {member_name!r} is not copied from a raw zip")
+            when = source_time
+        info = zipfile.ZipInfo(member_name, date_time=when)
+        if settings.compression == "deflated":
+            info.compress_type = zipfile.ZIP_DEFLATED
+        self.archive(name).writestr(info, data)
+
+    def close(self) -> None:
+        for handle in self.open.values():
+            handle.close()
+
+
+def _write(frame: pd.DataFrame, path: str, prepared: Path, archives: _Archives, write: Mapping[str, Any]) -> None:
+    """``frame`` as CSV (``to_csv`` with the ``write`` options) at a prepared path or zip member."""
+    options = {"index": False, **write}
+    if zip_member(path) is not None:
+        archives.write(path, frame.to_csv(**options))
+        return
+    (prepared / path).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(prepared / path, **options)
 
 
 def _fields(template: str) -> list[str]:
@@ -152,6 +258,30 @@ def _rows(frame: pd.DataFrame, templates: list[str]) -> Iterator[dict[str, Any]]
     yield from frame[fields].drop_duplicates().to_dict("records")
 
 
+def _pairs(read: pd.DataFrame, written: pd.DataFrame, source: str, target: str) -> Iterator[tuple[str, str]]:
+    """(raw path, prepared path) per distinct row of a side, in its order: ``source`` formatted over the
+    row as read, ``target`` over the row as written (they differ in a renumbered column)."""
+    if read is written:
+        for row in _rows(read, [source, target]):
+            yield source.format_map(row), target.format_map(row)
+        return
+    sources, targets = _fields(source), _fields(target)
+    for frame, fields, templates in ((read, sources, source), (written, targets, target)):
+        missing = [f for f in fields if f not in frame.columns]
+        if missing:
+            raise SpecError(f"files: {templates} uses column(s) {missing}; the table has {list(frame.columns)}")
+    import pandas as pd
+
+    both = pd.DataFrame(
+        {**{f"from {c}": read[c].to_numpy() for c in sources}, **{f"to {c}": written[c].to_numpy() for c in targets}}
+    )
+    for row in both.drop_duplicates().to_dict("records"):
+        yield (
+            source.format_map({c: row[f"from {c}"] for c in sources}),
+            target.format_map({c: row[f"to {c}"] for c in targets}),
+        )
+
+
 def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     if source.is_dir():
@@ -160,18 +290,50 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def _copy_files(spec: SplitSpec, sides: Mapping[str, pd.DataFrame], raw: Path, prepared: Path) -> None:
-    for entry in spec.files:
-        for side in ROWS:
-            template = getattr(entry, side)
-            if template is None:
-                continue
-            static = template.split("{", 1)[0]
-            (prepared / static).parent.mkdir(parents=True, exist_ok=True)
-            if static.endswith("/"):
-                (prepared / static).mkdir(parents=True, exist_ok=True)
-            for row in _rows(sides[side], [entry.source, template]):
-                _copy(raw / entry.source.format_map(row), prepared / template.format_map(row))
+def _extract(handle: IO[bytes], target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as sink:
+        shutil.copyfileobj(handle, sink, 1 << 20)
+
+
+def _copy_files(
+    spec: SplitSpec,
+    read: Mapping[str, pd.DataFrame],
+    written: Mapping[str, pd.DataFrame],
+    raw: Path,
+    prepared: Path,
+    archives: _Archives,
+) -> None:
+    zips = _RawZips(raw)
+    try:
+        for entry in spec.files:
+            for side in ROWS:
+                template = getattr(entry, side)
+                if template is None:
+                    continue
+                into = zip_member(template)
+                if into is not None:
+                    archives.archive(into[0])  # written even when the side has no rows
+                else:
+                    static = template.split("{", 1)[0]
+                    (prepared / static).parent.mkdir(parents=True, exist_ok=True)
+                    if static.endswith("/"):
+                        (prepared / static).mkdir(parents=True, exist_ok=True)
+                for source, target in _pairs(read[side], written[side], entry.source, template):
+                    if zip_member(source) is None and into is None:
+                        _copy(raw / source, prepared / target)
+                        continue
+                    if zip_member(source) is None:
+                        archives.write(target, (raw / source).read_bytes())
+                        continue
+                    archive, info = zips.info(source)
+                    if into is not None:
+                        archives.write(target, archive.read(info), info.date_time)
+                    else:
+                        with archive.open(info) as handle:
+                            _extract(handle, prepared / target)
+    finally:
+        zips.close()
 
 
 def _copy_verbatim(competition: Competition, raw: Path, prepared: Path) -> None:
@@ -179,9 +341,14 @@ def _copy_verbatim(competition: Competition, raw: Path, prepared: Path) -> None:
     if not isinstance(entries, Mapping):
         raise SpecError(f"{competition.id}: prepare.copy maps raw paths to prepared paths (public/..., private/...)")
     for source, target in entries.items():
-        if not str(target).startswith(("public/", "private/")):
-            raise SpecError(f"{competition.id}: prepare.copy: {target!r} must start with public/ or private/")
-        _copy(raw / str(source), prepared / str(target))
+        if not str(target).startswith(("public/", "private/")) or zip_member(str(target)) is not None:
+            raise SpecError(f"{competition.id}: prepare.copy: {target!r} must start with public/ or private/ (no zip)")
+        member = zip_member(str(source))
+        if member is None:
+            _copy(raw / str(source), prepared / str(target))
+            continue
+        with zipfile.ZipFile(raw / member[0]) as archive, archive.open(member[1]) as handle:
+            _extract(handle, prepared / str(target))
 
 
 def _outputs(spec: SplitSpec, competition: Competition) -> dict[str, Output | None]:
@@ -205,6 +372,34 @@ def _check_disjoint(competition: Competition, train: pd.DataFrame, test: pd.Data
         raise SpecError(f"{where}: {len(both)} id(s) on both sides of the split, e.g. {sorted(map(str, both))[:3]}")
 
 
+def _stream(spec: SplitSpec, competition: Competition, raw: Path, public: Path, private: Path) -> None:
+    """The streamed split (the source extracted from its zip first), then its outputs, block by block."""
+    import pandas as pd
+
+    prepared = public.parent
+    where = f"{competition.id}: prepare.split"
+    if spec.zip is None:
+        _, n_test = split_csv(spec, raw, public, private, competition.answers)
+    else:
+        with tempfile.TemporaryDirectory(dir=prepared, prefix=".source-") as work:
+            with zipfile.ZipFile(raw / spec.zip) as archive, archive.open(spec.source) as handle:
+                _extract(handle, Path(work) / spec.source)
+            _, n_test = split_csv(spec, Path(work), public, private, competition.answers)
+    outputs = [(path, out) for path, out in spec.outputs.items() if out is not None]
+    if not outputs:
+        return
+    drawn = {path: {k: draw(v, n_test) for k, v in out.random.items()} for path, out in outputs}
+    start = 0
+    for chunk in pd.read_csv(private / competition.answers, chunksize=_CHUNK_ROWS, **READ_MODES["text"]):
+        for path, out in outputs:
+            block = {k: v[start : start + len(chunk)] for k, v in drawn[path].items()}
+            frame = build(out, {"test": chunk}, competition, f"{where}: outputs: {path}", drawn=block)
+            (prepared / path).parent.mkdir(parents=True, exist_ok=True)
+            options = {"index": False, **(out.write or {})}
+            frame.to_csv(prepared / path, mode="w" if start == 0 else "a", header=start == 0, **options)
+        start += len(chunk)
+
+
 def prepare_declared(competition: Competition, raw: Path, public: Path, private: Path) -> None:
     """Run ``prepare:`` of competition.yaml (the caller writes a default sample submission if none is declared)."""
     import pandas as pd
@@ -215,44 +410,62 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
     prepared = public.parent
     where = f"{competition.id}: prepare.split"
     if spec.engine == "stream":
-        split_csv(spec, raw, public, private, competition.answers)
-        if spec.outputs:
-            sides = {"test": pd.read_csv(private / competition.answers, **READ_MODES["text"])}
-            for path, out in spec.outputs.items():
-                assert out is not None
-                _write(build(out, sides, competition, f"{where}: outputs: {path}"), prepared / path)
-    else:
-        frame = read_source(raw, spec)
-        train, test = split_frame(frame, spec)
-        assert len(train) + len(test) == len(frame)
-        _check_disjoint(competition, train, test, where)
-        sides = {"train": train, "test": test}
+        _stream(spec, competition, raw, public, private)
+        _copy_verbatim(competition, raw, prepared)
+        return
+    frame = read_source(raw, spec)
+    train, test = split_frame(frame, spec)
+    assert len(train) + len(test) == len(frame)
+    _check_disjoint(competition, train, test, where)
+    read = {"train": train, "test": test}
+    sides = read if spec.renumber is None else renumbered(spec.renumber, read)
+    archives = _Archives(prepared, spec.archives)
+    try:
         for path, out in _outputs(spec, competition).items():
             if out is not None:
-                _write(build(out, sides, competition, f"{where}: outputs: {path}"), prepared / path)
-        for table in spec.tables:
-            other = pd.read_csv(raw / table.source, **table.read)
-            if table.key not in other.columns or table.key not in frame.columns:
+                table = build(out, sides, competition, f"{where}: outputs: {path}")
+                _write(table, path, prepared, archives, {**spec.write, **(out.write or {})})
+        for table_spec in spec.tables:
+            other = pd.read_csv(raw / table_spec.source, **table_spec.read)
+            if table_spec.key not in other.columns or table_spec.key not in frame.columns:
                 raise SpecError(
-                    f"{where}: tables: key {table.key!r} must be a column of {table.source} and {spec.source}"
+                    f"{where}: tables: key {table_spec.key!r} must be a column of {table_spec.source} and {spec.source}"
                 )
-            members = {side: other[other[table.key].isin(set(rows[table.key]))] for side, rows in sides.items()}
-            for path, out in table.outputs.items():
+            members = {
+                side: other[other[table_spec.key].isin(set(rows[table_spec.key]))] for side, rows in read.items()
+            }
+            for path, out in table_spec.outputs.items():
                 if out is not None:
-                    _write(build(out, members, competition, f"{where}: tables: {path}"), prepared / path)
-        _copy_files(spec, sides, raw, prepared)
+                    table = build(out, members, competition, f"{where}: tables: {path}")
+                    _write(table, path, prepared, archives, {**spec.write, **(out.write or {})})
+        _copy_files(spec, read, sides, raw, prepared, archives)
+    finally:
+        archives.close()
     _copy_verbatim(competition, raw, prepared)
 
 
 def fixture_files(competition: Competition, raw: Path, rng: np.random.Generator) -> None:
-    """For a generated raw folder: a small text file wherever a ``files:`` entry reads one, per source row
-    (text, so that the leak scan can read one named .csv; distinct, so that no two look like copies)."""
+    """For a generated raw folder: a small text file (or zip member) wherever a ``files:`` entry reads
+    one, per source row (text, so that the leak scan can read one named .csv; distinct, so that no two
+    look like copies)."""
     spec = split_spec(competition)
     if spec is None or not spec.files:
         return
     frame = read_source(raw, spec)
     for entry in spec.files:
-        for row in _rows(frame, [entry.source]):
-            path = raw / entry.source.format_map(row)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"fixture\n{rng.bytes(8).hex()}\n", encoding="ascii")
+        member = zip_member(entry.source)
+        archive = None if member is None else zipfile.ZipFile(raw / member[0], "a")
+        try:
+            for row in _rows(frame, [entry.source]):
+                content = f"fixture\n{rng.bytes(8).hex()}\n"
+                if archive is not None:
+                    archive.writestr(
+                        zipfile.ZipInfo(entry.source.format_map(row).split(".zip:", 1)[1], FIXED_TIME), content
+                    )
+                    continue
+                path = raw / entry.source.format_map(row)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(content, encoding="ascii")
+        finally:
+            if archive is not None:
+                archive.close()

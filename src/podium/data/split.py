@@ -28,7 +28,20 @@ import pyarrow.csv as pacsv
 
 from podium.grading.table import from_numpy
 
-__all__ = ["Files", "Output", "SpecError", "SplitSpec", "Table", "count_rows", "read_options", "split_csv", "test_mask"]
+__all__ = [
+    "Archive",
+    "Files",
+    "Output",
+    "Renumber",
+    "SpecError",
+    "SplitSpec",
+    "Table",
+    "count_rows",
+    "read_options",
+    "split_csv",
+    "test_mask",
+    "zip_member",
+]
 
 _BLOCK = 1 << 24
 
@@ -37,7 +50,15 @@ ENGINES = ("stream", "pandas")
 ROWS = ("train", "test")
 #: ``read:`` shorthands: how pandas reads the cells (``text``: every cell as written; ``pandas``: its defaults).
 READ_MODES: dict[str, dict[str, Any]] = {"text": {"dtype": str, "keep_default_na": False}, "pandas": {}}
-_READ_OPTIONS = frozenset({"dtype", "keep_default_na", "na_values", "sep"})
+_READ_OPTIONS = frozenset({"dtype", "keep_default_na", "na_values", "sep", "float_precision"})
+#: ``write:`` keys: the ``to_csv`` options a declaration may pass (``index: true`` writes pandas' row labels).
+_WRITE_OPTIONS = frozenset({"sep", "float_format", "index"})
+#: ``assign: {column: {random: ...}}``: the generators and their draws.
+RANDOM_RNGS = ("RandomState", "default_rng")
+RANDOM_DRAWS = ("randint", "uniform")
+#: How a zip the prepare writes stores its members (``archives:``).
+COMPRESSIONS = ("deflated", "stored")
+TIMES = ("fixed", "source")
 
 
 class SpecError(ValueError):
@@ -56,8 +77,18 @@ def _keys(raw: Mapping[str, Any], known: set[str], where: str) -> None:
         raise SpecError(f"{where}: unknown key(s) {unknown}; known: {sorted(known)}")
 
 
+def zip_member(path: str) -> tuple[str, str] | None:
+    """``(archive, member)`` for a path into a zip (``train.zip:train/{id}.jpg``), None for a plain path."""
+    if ".zip:" not in path:
+        return None
+    archive, member = path.split(".zip:", 1)
+    return f"{archive}.zip", member
+
+
 def read_options(read: Any, where: str = "read") -> dict[str, Any]:
-    """pandas ``read_csv`` keyword arguments for a ``read:`` declaration (``"str"`` means Python's str)."""
+    """pandas ``read_csv`` keyword arguments for a ``read:`` declaration (``"str"`` means Python's str;
+    ``float_precision: round_trip`` is passed only where it is not pandas' default, as
+    ``podium.grading.published.pandas_read_options``)."""
     if isinstance(read, str):
         if read not in READ_MODES:
             raise SpecError(f"{where}: {read!r} is not one of {sorted(READ_MODES)} (or a mapping of read_csv options)")
@@ -71,7 +102,50 @@ def read_options(read: Any, where: str = "read") -> dict[str, Any]:
         options["dtype"] = str
     elif isinstance(dtype, Mapping):
         options["dtype"] = {str(k): str if v == "str" else v for k, v in dtype.items()}
+    if "float_precision" in options:
+        from podium.grading.published import pandas_read_options
+
+        if options.pop("float_precision") != "round_trip":
+            raise SpecError(f"{where}: float_precision: round_trip is the one value (the published harness's)")
+        options.update(pandas_read_options())
     return options
+
+
+def write_options(write: Any, where: str = "write") -> dict[str, Any]:
+    """pandas ``to_csv`` keyword arguments for a ``write:`` declaration."""
+    if write is None:
+        return {}
+    if not isinstance(write, Mapping):
+        raise SpecError(f"{where}: expected a mapping of to_csv options {sorted(_WRITE_OPTIONS)}, got {write!r}")
+    _keys(write, set(_WRITE_OPTIONS), where)
+    return dict(write)
+
+
+def _random(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A checked ``{random: randint | uniform, low, high, seed, rng, round}`` assignment."""
+    _keys(value, {"random", "low", "high", "seed", "rng", "round"}, where)
+    missing = [k for k in ("random", "low", "high", "seed", "rng") if k not in value]
+    if missing:
+        raise SpecError(f"{where}: a random column needs {missing} (random, low, high, seed, rng; round optional)")
+    if value["random"] not in RANDOM_DRAWS or value["rng"] not in RANDOM_RNGS:
+        raise SpecError(f"{where}: random is one of {RANDOM_DRAWS} and rng one of {RANDOM_RNGS}, got {dict(value)}")
+    return dict(value)
+
+
+def draw(value: Mapping[str, Any], n: int) -> np.ndarray:
+    """The ``n`` values of a random column: one generator seeded ``seed``, one call of size ``n``
+    (``RandomState(seed).randint(low, high, size=n)``, ``default_rng(seed).uniform(low, high, n)``, ...),
+    rounded to ``round`` decimals when given."""
+    low, high = value["low"], value["high"]
+    if value["rng"] == "RandomState":
+        legacy = np.random.RandomState(value["seed"])
+        values = legacy.randint(low, high, size=n) if value["random"] == "randint" else legacy.uniform(low, high, n)
+    else:
+        rng = np.random.default_rng(value["seed"])
+        values = rng.integers(low, high, size=n) if value["random"] == "randint" else rng.uniform(low, high, n)
+    if value.get("round") is not None:
+        values = values.round(int(value["round"]))
+    return np.asarray(values)
 
 
 @dataclass(frozen=True)
@@ -86,13 +160,14 @@ class Output:
     drop: tuple[str, ...] = ()
     one_hot: tuple[str, tuple[str, ...] | None] | None = None  # (source column, classes; None: the submission's)
     rename: Mapping[str, str] = field(default_factory=dict)
-    assign: Mapping[str, Any] = field(default_factory=dict)
+    assign: Mapping[str, Any] = field(default_factory=dict)  # a constant, or {random: ...} (see ``draw``)
     defaults: bool = False
+    write: Mapping[str, Any] | None = None  # to_csv options; None: the split's ``write``
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any] | None, where: str) -> Output:
         raw = dict(raw or {})
-        _keys(raw, {"rows", "columns", "drop", "one_hot", "rename", "assign", "defaults"}, where)
+        _keys(raw, {"rows", "columns", "drop", "one_hot", "rename", "assign", "defaults", "write"}, where)
         rows = raw.get("rows", "test")
         if rows not in ROWS:
             raise SpecError(f"{where}: rows must be one of {ROWS}, got {rows!r}")
@@ -111,9 +186,18 @@ class Output:
             drop=_strings(raw.get("drop", []), f"{where}: drop"),
             one_hot=one_hot,
             rename={str(k): str(v) for k, v in (raw.get("rename") or {}).items()},
-            assign={str(k): v for k, v in (raw.get("assign") or {}).items()},
+            assign={
+                str(k): _random(v, f"{where}: assign: {k}") if isinstance(v, Mapping) else v
+                for k, v in (raw.get("assign") or {}).items()
+            },
             defaults=bool(raw.get("defaults", False)),
+            write=None if raw.get("write") is None else write_options(raw["write"], f"{where}: write"),
         )
+
+    @property
+    def random(self) -> dict[str, Mapping[str, Any]]:
+        """The columns this output draws at random."""
+        return {k: v for k, v in self.assign.items() if isinstance(v, Mapping)}
 
 
 def _outputs(raw: Any, where: str) -> dict[str, Output | None]:
@@ -126,6 +210,8 @@ def _outputs(raw: Any, where: str) -> dict[str, Output | None]:
     for path, spec in raw.items():
         if not str(path).startswith(("public/", "private/")):
             raise SpecError(f"{where}: {path!r} must start with public/ or private/")
+        if spec is None and zip_member(str(path)):
+            raise SpecError(f"{where}: {path!r}: null leaves out a default table; a zip member is none")
         out[str(path)] = None if spec is None else Output.from_dict(spec, f"{where}: {path}")
     return out
 
@@ -156,7 +242,9 @@ class Table:
 @dataclass(frozen=True)
 class Files:
     """Raw files (or folders) that follow their row: ``from`` a raw path, to ``train``/``test`` prepared
-    paths, each a Python format string over the row's columns (``{id}``, ``{id[0]}``)."""
+    paths, each a Python format string over the row's columns (``{id}``, ``{id[0]}``; ``from`` over the
+    row as read, the targets over the row as written, after ``renumber``). A path may name a member
+    of a zip, ``ARCHIVE.zip:MEMBER`` (a raw zip for ``from``, a zip the prepare writes for a target)."""
 
     source: str
     train: str | None = None
@@ -170,7 +258,71 @@ class Files:
         for side in ("train", "test"):
             if raw.get(side) is not None and not str(raw[side]).startswith("public/"):
                 raise SpecError(f"{where}: {side} {raw[side]!r} must start with public/")
+            target = zip_member(str(raw.get(side) or ""))
+            if target is not None and "{" in target[0]:
+                raise SpecError(f"{where}: {side} {raw[side]!r}: the archive's name cannot depend on the row")
+        source = zip_member(str(raw["from"]))
+        if source is not None and "{" in source[0]:
+            raise SpecError(f"{where}: from {raw['from']!r}: the archive's name cannot depend on the row")
         return cls(str(raw["from"]), raw.get("train"), raw.get("test"))
+
+
+@dataclass(frozen=True)
+class Renumber:
+    """``renumber:``: after the split, a column is rewritten with each row's number on its side, in the
+    side's order (``start``, ``start + 1``, ...); ``sides: continued`` numbers the test rows on from the
+    train rows; ``format`` (one template, or one per side) writes each number as text (``Test_{n}``)."""
+
+    column: str
+    start: int = 0
+    sides: str = "separate"  # separate | continued
+    format: Mapping[str, str] | None = None  # side -> template over {n}
+
+    @classmethod
+    def from_dict(cls, raw: Any, where: str) -> Renumber:
+        if not isinstance(raw, Mapping) or "column" not in raw:
+            raise SpecError(
+                f"{where}: renumber takes {{column: NAME, start: N, sides: separate|continued, format: ...}}"
+            )
+        _keys(raw, {"column", "start", "sides", "format"}, where)
+        sides = raw.get("sides", "separate")
+        if sides not in ("separate", "continued"):
+            raise SpecError(f"{where}: sides must be separate or continued, got {sides!r}")
+        form = raw.get("format")
+        if isinstance(form, str):
+            form = dict.fromkeys(ROWS, form)
+        elif form is not None:
+            if not isinstance(form, Mapping) or set(form) != set(ROWS):
+                raise SpecError(f"{where}: format is one template over {{n}}, or one per side (train, test)")
+            form = {str(k): str(v) for k, v in form.items()}
+        return cls(str(raw["column"]), int(raw.get("start", 0)), sides, form)
+
+    def numbers(self, side: str, n: int, n_train: int) -> list[Any] | np.ndarray:
+        """The new values of ``n`` rows of ``side`` (``n_train``: the train side's rows)."""
+        first = self.start + (n_train if side == "test" and self.sides == "continued" else 0)
+        numbers = np.arange(first, first + n)
+        if self.format is None:
+            return numbers
+        return [self.format[side].format(n=int(i)) for i in numbers]
+
+
+@dataclass(frozen=True)
+class Archive:
+    """How a zip the prepare writes stores its members (``archives:``): ``compression`` deflated or
+    stored, and each member's time ``fixed`` (1980-01-01 00:00) or that of the raw ``source`` member
+    it was copied from."""
+
+    compression: str = "deflated"
+    times: str = "fixed"
+
+    @classmethod
+    def from_dict(cls, raw: Any, where: str) -> Archive:
+        raw = dict(raw or {})
+        _keys(raw, {"compression", "times"}, where)
+        archive = cls(**raw)
+        if archive.compression not in COMPRESSIONS or archive.times not in TIMES:
+            raise SpecError(f"{where}: compression is one of {COMPRESSIONS}, times one of {TIMES}, got {raw}")
+        return archive
 
 
 @dataclass(frozen=True)
@@ -194,6 +346,9 @@ class SplitSpec:
     outputs: Mapping[str, Output | None] = field(default_factory=dict)
     tables: tuple[Table, ...] = ()
     files: tuple[Files, ...] = ()
+    renumber: Renumber | None = None
+    write: Mapping[str, Any] = field(default_factory=dict)  # to_csv options of every table written (pandas)
+    archives: Mapping[str, Archive] = field(default_factory=dict)  # zip written -> how its members are stored
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "prepare.split") -> SplitSpec:
@@ -209,6 +364,13 @@ class SplitSpec:
         fields["outputs"] = _outputs(fields.get("outputs"), f"{where}: outputs")
         fields["tables"] = tuple(Table.from_dict(t, f"{where}: tables") for t in fields.get("tables") or ())
         fields["files"] = tuple(Files.from_dict(f, f"{where}: files") for f in fields.get("files") or ())
+        if fields.get("renumber") is not None:
+            fields["renumber"] = Renumber.from_dict(fields["renumber"], f"{where}: renumber")
+        fields["write"] = write_options(fields.get("write"), f"{where}: write")
+        archives = fields.get("archives") or {}
+        if not isinstance(archives, Mapping):
+            raise SpecError(f"{where}: archives maps the zips written (public/NAME.zip) to {{compression, times}}")
+        fields["archives"] = {str(k): Archive.from_dict(v, f"{where}: archives: {k}") for k, v in archives.items()}
         spec = cls(**fields)
         spec._check(where)
         return spec
@@ -222,9 +384,12 @@ class SplitSpec:
             raise SpecError(f"{where}: test_size is a fraction, a row count or 'all', got {self.test_size!r}")
         if self.groups not in ("appearance", "sorted"):
             raise SpecError(f"{where}: groups must be appearance or sorted, got {self.groups!r}")
+        written = {member[0] for member in map(zip_member, self.written_paths()) if member is not None}
+        unknown = sorted(set(self.archives) - written)
+        if unknown:
+            raise SpecError(f"{where}: archives: {unknown} are not zips the split writes; it writes {sorted(written)}")
         if self.engine == "stream":
             pandas_only = {
-                "zip": self.zip,
                 "group": self.group,
                 "train_size": self.train_size,
                 "tables": self.tables,
@@ -233,12 +398,25 @@ class SplitSpec:
                 "test_size: all": self.test_size == "all",
                 "train_file: null": self.train_file is None,
                 "test_file: null": self.test_file is None,
+                "renumber": self.renumber,
+                "write": self.write,
             }
             used = [k for k, v in pandas_only.items() if v]
             if used:
                 raise SpecError(f"{where}: {', '.join(used)} need engine: pandas")
             if any(o is None or o.rows != "test" for o in self.outputs.values()):
                 raise SpecError(f"{where}: with engine: stream, outputs are built from the test rows only")
+            zipped = [p for p in self.written_paths() if zip_member(p) is not None]
+            if zipped:
+                raise SpecError(f"{where}: {zipped}: tables written into a zip need engine: pandas")
+
+    def written_paths(self) -> list[str]:
+        """Every prepared path a table or a file of this split may be written to (templates unformatted)."""
+        paths = [p for p in (self.train_file, self.test_file) if p is not None]
+        paths = [f"public/{p}" for p in paths] + list(self.outputs)
+        paths += [p for t in self.tables for p in t.outputs]
+        paths += [p for f in self.files for p in (f.train, f.test) if p is not None]
+        return paths
 
     def resolved_test_size(self, n: int) -> float | int | None:
         """``test_size``, or ``small_test_size`` when ``n`` (rows or groups) is no more than a row-count test_size."""
