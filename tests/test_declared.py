@@ -16,6 +16,7 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 from podium import competition as registry
+from podium.data import declared
 from podium.data.declared import build, renumbered, split_frame
 from podium.data.prepare import prepare_competition
 from podium.data.split import Output, SpecError, SplitSpec, zip_member
@@ -118,6 +119,18 @@ def test_random_columns_are_one_draw_of_the_declared_generator() -> None:
     modern = {"random": "uniform", "low": 1, "high": 100, "seed": 0, "rng": "default_rng", "round": 2}
     out = build(Output.from_dict({"assign": {"score": modern}}, "t"), sides, comp, "t")
     assert out["score"].tolist() == np.random.default_rng(0).uniform(1, 100, 9).round(2).tolist()
+
+
+def test_streamed_outputs_in_blocks_are_the_whole_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """learning-agency's random sample submission, built 7 rows at a time, is the one-block table."""
+    whole = _prepare("learning-agency-lab-automated-essay-scoring-2", tmp_path / "whole")[1]
+    monkeypatch.setattr(declared, "_CHUNK_ROWS", 7)
+    blocks = _prepare("learning-agency-lab-automated-essay-scoring-2", tmp_path / "blocks")[1]
+    for name in ("public/sample_submission.csv", "private/answers.csv", "public/test.csv"):
+        assert (blocks / name).read_bytes() == (whole / name).read_bytes(), name
+    answers = pd.read_csv(whole / "private" / "answers.csv", **TEXT)
+    scores = np.random.RandomState(42).randint(1, 7, size=len(answers))
+    _same(whole, {"public/sample_submission.csv": pd.DataFrame({"essay_id": answers["essay_id"], "score": scores})})
 
 
 def test_zip_member_paths() -> None:
@@ -268,3 +281,185 @@ def test_streamed_split_with_outputs_and_copies_as_the_taxi_script(tmp_path: Pat
     rtf = "GCP-Coupons-Instructions.rtf"
     assert (prepared / "public" / rtf).read_bytes() == (raw / rtf).read_bytes()
 
+
+def test_streamed_zip_source_as_the_facebook_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("facebook-recruiting-iii-keyword-extraction", tmp_path)
+    with zipfile.ZipFile(raw / "Train.zip") as archive, archive.open("Train.csv") as handle:
+        table = pd.read_csv(handle, **TEXT)
+    _, test_rows = train_test_split(np.arange(len(table)), test_size=0.1, random_state=0)
+    test = table[np.isin(np.arange(len(table)), test_rows)]  # file order, as the streamed split writes
+    answers = pd.read_csv(prepared / "private" / "test.csv", **TEXT)
+    assert answers.equals(test.reset_index(drop=True))
+    public_test = pd.read_csv(prepared / "public" / "test.csv", **TEXT)
+    _same(prepared, {"public/sample_submission.csv": public_test.assign(Tags="javascript c# python php java")})
+    assert not list(prepared.glob("**/.source-*")), "the extracted source is removed"
+
+
+def test_random_sample_and_files_as_the_petfinder_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("petfinder-pawpularity-score", tmp_path)
+    table = pd.read_csv(raw / "train.csv", **TEXT)
+    train, test = train_test_split(table, test_size=0.1, random_state=0)
+    values = np.random.default_rng(0).uniform(1, 100, len(test)).round(2)
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": test.drop(columns=["Pawpularity"]),
+            "private/test.csv": test,
+            "public/sample_submission.csv": pd.DataFrame({"Id": test["Id"].to_numpy(), "Pawpularity": values}),
+        },
+    )
+    assert sorted(p.stem for p in (prepared / "public" / "test").iterdir()) == sorted(test["Id"])
+
+
+def test_continued_renumbering_as_the_tabular_may_2022_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("tabular-playground-series-may-2022", tmp_path)
+    old = pd.read_csv(raw / "train.csv", **TEXT)
+    train, test = train_test_split(old, test_size=0.1, random_state=0)  # 80 rows <= 100,000
+    train = train.assign(id=np.arange(len(train)))
+    test = test.assign(id=np.arange(len(train), len(train) + len(test)))
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": test.drop(columns=["target"]),
+            "private/test.csv": test,
+            "public/sample_submission.csv": pd.DataFrame({"id": test["id"], "target": 0.5}),
+        },
+    )
+
+
+def test_renamed_ids_and_their_files_as_the_plant_pathology_2020_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("plant-pathology-2020-fgvc7", tmp_path)
+    old = pd.read_csv(raw / "train.csv", dtype=str)
+    train, answers = train_test_split(old, test_size=0.1, random_state=0)
+    renamed = {old_id: f"Train_{i}" for i, old_id in enumerate(train["image_id"].unique())}
+    renamed |= {old_id: f"Test_{i}" for i, old_id in enumerate(answers["image_id"].unique())}
+    train = train.assign(image_id=train["image_id"].map(renamed))
+    answers = answers.assign(image_id=answers["image_id"].map(renamed))
+    classes = ["healthy", "multiple_diseases", "rust", "scab"]
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": answers[["image_id"]],
+            "private/test.csv": answers,
+            "public/sample_submission.csv": answers[["image_id"]].assign(**dict.fromkeys(classes, 0.25)),
+        },
+    )
+    for old_id, new_id in renamed.items():
+        assert (prepared / "public" / "images" / f"{new_id}.jpg").read_bytes() == (
+            raw / "images" / f"{old_id}.jpg"
+        ).read_bytes()
+
+
+def test_row_numbers_and_files_from_a_zip_as_the_nomad_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("nomad2018-predict-transparent-conductors", tmp_path)
+    with zipfile.ZipFile(raw / "train.csv.zip") as archive, archive.open("train.csv") as handle:
+        old = pd.read_csv(handle)
+    train, test = train_test_split(old, test_size=0.1, random_state=0)
+    new_ids = {}
+    for side, frame in (("test", test), ("train", train)):
+        new_ids |= {int(old_id): (side, i) for i, old_id in enumerate(frame["id"], start=1)}
+    train, test = train.assign(id=np.arange(1, len(train) + 1)), test.assign(id=np.arange(1, len(test) + 1))
+    targets = ["formation_energy_ev_natom", "bandgap_energy_ev"]
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": test.drop(columns=targets),
+            "private/test.csv": test,
+            "public/sample_submission.csv": test[["id"]].assign(
+                formation_energy_ev_natom=0.1779, bandgap_energy_ev=1.8892
+            ),
+        },
+    )
+    for old_id, (side, new_id) in new_ids.items():
+        expected = _member(raw / "train.zip", f"train/{old_id}/geometry.xyz")
+        assert (prepared / "public" / side / str(new_id) / "geometry.xyz").read_bytes() == expected
+
+
+def test_files_into_stored_zips_as_the_aerial_cactus_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("aerial-cactus-identification", tmp_path)
+    old = pd.read_csv(raw / "train.csv", **TEXT)
+    train, test = train_test_split(old, test_size=0.19, random_state=0)
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "private/test.csv": test,
+            "public/sample_submission.csv": test[["id"]].assign(has_cactus=0.5),
+        },
+    )
+    assert not (prepared / "public" / "test.csv").exists()
+    for side, frame in (("train", train), ("test", test)):
+        with zipfile.ZipFile(prepared / "public" / f"{side}.zip") as archive:
+            infos = archive.infolist()
+            assert [i.filename for i in infos] == frame["id"].tolist()  # the side's order, at the archive root
+            assert {(i.compress_type, i.date_time) for i in infos} == {(zipfile.ZIP_STORED, (1980, 1, 1, 0, 0, 0))}
+            for info in infos:
+                assert archive.read(info) == _member(raw / "train.zip", f"train/{info.filename}")
+
+
+def test_group_split_zips_with_source_times_and_an_indexed_sample_as_the_iwildcam_2019_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("iwildcam-2019-fgvc6", tmp_path)
+    old = pd.read_csv(raw / "train.csv", **TEXT)
+    locations = np.asarray(old["location"].unique(), dtype=object)
+    _, test_locations = train_test_split(locations, test_size=0.1, random_state=8)
+    in_test = old["location"].isin(set(test_locations))
+    train, answers = old[~in_test], old[in_test]
+    gold = answers[["id", "category_id"]].rename(columns={"id": "Id", "category_id": "Category"})
+    _same(
+        prepared,
+        {
+            "public/train.csv": train,
+            "public/test.csv": answers.drop(columns=["category_id"]),
+            "private/test.csv": answers,
+            "private/answers.csv": gold,
+        },
+    )
+    sample = (prepared / "public" / "sample_submission.csv").read_bytes()
+    assert sample == gold.assign(Category=0).to_csv(index=True).encode()
+    with (
+        zipfile.ZipFile(raw / "train_images.zip") as source,
+        zipfile.ZipFile(prepared / "public" / "test_images.zip") as out,
+    ):
+        assert [i.filename for i in out.infolist()] == [f"{i}.jpg" for i in answers["id"]]
+        for info in out.infolist():
+            raw_info = source.getinfo(info.filename)
+            assert (info.compress_type, info.date_time) == (zipfile.ZIP_DEFLATED, raw_info.date_time)
+            assert out.read(info) == source.read(raw_info)
+
+
+def test_tables_written_into_zips_as_the_movie_review_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("movie-review-sentiment-analysis-kernels-only", tmp_path)
+    with zipfile.ZipFile(raw / "train.tsv.zip") as archive, archive.open("train.tsv") as handle:
+        old = pd.read_csv(handle, sep="\t")
+    train, answers = train_test_split(old, test_size=0.3, random_state=0)
+    _same(
+        prepared,
+        {"private/answers.csv": answers, "public/sampleSubmission.csv": answers[["PhraseId"]].assign(Sentiment=2)},
+    )
+    for name, frame in (("train.tsv", train), ("test.tsv", answers.drop(columns="Sentiment"))):
+        with zipfile.ZipFile(prepared / "public" / f"{name}.zip") as archive:
+            (info,) = archive.infolist()
+            assert (info.filename, info.compress_type, info.date_time) == (
+                name,
+                zipfile.ZIP_DEFLATED,
+                (1980, 1, 1, 0, 0, 0),
+            )
+            assert archive.read(info) == frame.to_csv(index=False, sep="\t").encode()
+
+
+def test_copies_out_of_zips_as_the_jigsaw_toxic_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("jigsaw-toxic-comment-classification-challenge", tmp_path)
+    for member, target in (
+        ("train.csv", "public/train.csv"),
+        ("test.csv", "public/test.csv"),
+        ("test_labels.csv", "private/test.csv"),
+    ):
+        assert (prepared / target).read_bytes() == _member(raw / f"{member}.zip", member), target
+    with zipfile.ZipFile(raw / "sample_submission.csv.zip") as archive, archive.open("sample_submission.csv") as handle:
+        sample = pd.read_csv(handle, **TEXT)
+    classes = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+    _same(prepared, {"public/sample_submission.csv": sample[["id"]].assign(**dict.fromkeys(classes, 0.5))})
