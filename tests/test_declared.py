@@ -7,6 +7,7 @@ prepared files byte for byte; one competition per shape of declaration.
 
 from __future__ import annotations
 
+import csv
 import zipfile
 from pathlib import Path
 
@@ -109,6 +110,38 @@ def test_renumber_numbers_each_side_in_its_order() -> None:
     assert sides["train"]["id"].tolist() == train["id"].tolist()  # the rows as read are left as they were
 
 
+def test_renumber_by_value_numbers_distinct_values_in_order_of_appearance() -> None:
+    train = pd.DataFrame({"s": [7, 7, 3, np.nan, 3, 9], "t": range(6)})
+    test = pd.DataFrame({"s": [5, 2, 5], "t": range(3)})
+    spec = SplitSpec.from_dict({**_SPLIT, "renumber": {"column": "s", "by": "value"}})
+    assert spec.renumber is not None
+    out = renumbered(spec.renumber, {"train": train, "test": test})
+    assert out["train"]["s"].tolist() == [0, 0, 1, 2, 1, 3] and out["test"]["s"].tolist() == [0, 1, 0]
+    spec = SplitSpec.from_dict({**_SPLIT, "renumber": {"column": "s", "by": "value", "sides": "continued"}})
+    assert spec.renumber is not None
+    assert renumbered(spec.renumber, {"train": train, "test": test})["test"]["s"].tolist() == [4, 5, 4]
+
+
+def test_computed_columns_format_the_row_or_copy_a_column() -> None:
+    comp = registry.get("text-normalization-challenge-english-language")
+    test = pd.DataFrame({"s": [0, 1], "t": [3, 4], "before": ["NA", "x"], "pad": ["7", "12"]})
+    sides = {"test": test, "train": test.iloc[:0]}
+    out = Output.from_dict(
+        {
+            "columns": [],
+            "assign": {"id": {"format": "{s}_{t}"}, "after": {"column": "before"}, "p": {"format": "{pad:0>5}"}},
+        },
+        "t",
+    )
+    assert build(out, sides, comp, "t").to_csv(index=False) == "id,after,p\n0_3,NA,00007\n1_4,x,00012\n"
+    quoted = Output.from_dict({"write": {"quoting": "nonnumeric"}}, "t")
+    assert quoted.write == {"quoting": csv.QUOTE_NONNUMERIC}
+    with pytest.raises(SpecError, match="not in the table"):
+        build(Output.from_dict({"assign": {"a": {"column": "nope"}}}, "t"), sides, comp, "t")
+    with pytest.raises(SpecError, match="uses column"):
+        build(Output.from_dict({"assign": {"a": {"format": "{nope}"}}}, "t"), sides, comp, "t")
+
+
 def test_random_columns_are_one_draw_of_the_declared_generator() -> None:
     comp = registry.get("learning-agency-lab-automated-essay-scoring-2")
     test = pd.DataFrame({"essay_id": [f"e{i}" for i in range(9)]})
@@ -155,6 +188,9 @@ _SPLIT = {"engine": "pandas", "source": "t.csv", "test_size": 0.1}
         ({**_SPLIT, "renumber": {"column": "id", "sides": "both"}}, "separate or continued"),
         ({**_SPLIT, "renumber": {"column": "id", "format": {"test": "T{n}"}}}, "one per side"),
         ({**_SPLIT, "renumber": {"start": 1}}, "renumber takes"),
+        ({**_SPLIT, "renumber": {"column": "id", "by": "group"}}, "row or value"),
+        ({**_SPLIT, "outputs": {"public/s.csv": {"assign": {"y": {"format": "{a}", "column": "a"}}}}}, "one of"),
+        ({**_SPLIT, "write": {"quoting": "some"}}, "quoting is one of"),
         ({**_SPLIT, "outputs": {"public/s.csv": {"assign": {"y": {"random": "randint", "low": 0}}}}}, "needs"),
         ({**_SPLIT, "outputs": {"public/s.csv": {"assign": {"y": {**_DRAW, "rng": "mt"}}}}}, "rng one of"),
         ({**_SPLIT, "archives": {"public/x.zip": {}}}, "not zips the split writes"),

@@ -97,14 +97,37 @@ def split_frame(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.
 
 
 def renumbered(renumber: Renumber, sides: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Each side with ``renumber.column`` rewritten as its rows' numbers (the side's order)."""
-    out = {}
+    """Each side with ``renumber.column`` rewritten as its rows' numbers (the side's order), or its
+    distinct values' (``by: value``, in order of first appearance)."""
+    import pandas as pd
+
+    codes = {}
     for side, frame in sides.items():
         if renumber.column not in frame.columns:
             raise SpecError(f"renumber: column {renumber.column!r} not in the table; it has {list(frame.columns)}")
-        values = renumber.numbers(side, len(frame), len(sides["train"]))
-        out[side] = frame.assign(**{renumber.column: values})
-    return out
+        if renumber.by == "row":
+            codes[side] = np.arange(len(frame))
+        else:  # a missing value is one more value, numbered where it first appears
+            codes[side] = pd.factorize(frame[renumber.column], use_na_sentinel=False)[0]
+    used = int(codes["train"].max()) + 1 if len(codes["train"]) else 0
+    return {
+        side: frame.assign(**{renumber.column: renumber.numbers(side, codes[side], used)})
+        for side, frame in sides.items()
+    }
+
+
+def _computed(value: Mapping[str, Any], rows: pd.DataFrame, where: str) -> Any:
+    """A ``{format: ...}`` or ``{column: ...}`` column's values, from the rows of the output's side."""
+    if "column" in value:
+        if value["column"] not in rows.columns:
+            raise SpecError(f"{where}: column {value['column']!r} not in the table; it has {list(rows.columns)}")
+        return rows[value["column"]].to_numpy()
+    template = value["format"]
+    fields = _fields(template)
+    missing = [f for f in fields if f not in rows.columns]
+    if missing:
+        raise SpecError(f"{where}: {template!r} uses column(s) {missing}; the table has {list(rows.columns)}")
+    return [template.format_map(row) for row in rows[fields].to_dict("records")]
 
 
 def _with(frame: pd.DataFrame, values: Mapping[str, Any]) -> pd.DataFrame:
@@ -152,10 +175,14 @@ def build(
     if out.rename:
         frame = frame.rename(columns=dict(out.rename))
     if out.assign:
-        values = {
-            k: (draw(v, len(frame)) if drawn is None else drawn[k]) if isinstance(v, Mapping) else v
-            for k, v in out.assign.items()
-        }
+        values = {}
+        for k, v in out.assign.items():
+            if not isinstance(v, Mapping):
+                values[k] = v
+            elif "random" in v:
+                values[k] = draw(v, len(frame)) if drawn is None else drawn[k]
+            else:
+                values[k] = _computed(v, rows, where)
         frame = _with(frame, values)
     if out.defaults:
         defaults = {}

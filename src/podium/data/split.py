@@ -52,7 +52,14 @@ ROWS = ("train", "test")
 READ_MODES: dict[str, dict[str, Any]] = {"text": {"dtype": str, "keep_default_na": False}, "pandas": {}}
 _READ_OPTIONS = frozenset({"dtype", "keep_default_na", "na_values", "sep", "float_precision"})
 #: ``write:`` keys: the ``to_csv`` options a declaration may pass (``index: true`` writes pandas' row labels).
-_WRITE_OPTIONS = frozenset({"sep", "float_format", "index"})
+_WRITE_OPTIONS = frozenset({"sep", "float_format", "index", "quoting"})
+#: ``write: {quoting: ...}``: the csv module's quoting styles by name.
+QUOTING = {
+    "minimal": csv.QUOTE_MINIMAL,
+    "all": csv.QUOTE_ALL,
+    "nonnumeric": csv.QUOTE_NONNUMERIC,
+    "none": csv.QUOTE_NONE,
+}
 #: ``assign: {column: {random: ...}}``: the generators and their draws.
 RANDOM_RNGS = ("RandomState", "default_rng")
 RANDOM_DRAWS = ("randint", "uniform")
@@ -118,11 +125,23 @@ def write_options(write: Any, where: str = "write") -> dict[str, Any]:
     if not isinstance(write, Mapping):
         raise SpecError(f"{where}: expected a mapping of to_csv options {sorted(_WRITE_OPTIONS)}, got {write!r}")
     _keys(write, set(_WRITE_OPTIONS), where)
-    return dict(write)
+    options = dict(write)
+    if "quoting" in options:
+        if options["quoting"] not in QUOTING:
+            raise SpecError(f"{where}: quoting is one of {sorted(QUOTING)}, got {options['quoting']!r}")
+        options["quoting"] = QUOTING[options["quoting"]]
+    return options
 
 
-def _random(value: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """A checked ``{random: randint | uniform, low, high, seed, rng, round}`` assignment."""
+def _assigned(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A checked computed assignment: ``{format: TEMPLATE}`` (a Python format string over the row),
+    ``{column: NAME}`` (that column's values) or ``{random: ...}`` (see ``draw``)."""
+    kinds = [k for k in ("format", "column", "random") if k in value]
+    if len(kinds) != 1:
+        raise SpecError(f"{where}: a computed column is one of {{format: ...}}, {{column: ...}}, {{random: ...}}")
+    if kinds[0] != "random":
+        _keys(value, {kinds[0]}, where)
+        return {kinds[0]: str(value[kinds[0]])}
     _keys(value, {"random", "low", "high", "seed", "rng", "round"}, where)
     missing = [k for k in ("random", "low", "high", "seed", "rng") if k not in value]
     if missing:
@@ -160,7 +179,7 @@ class Output:
     drop: tuple[str, ...] = ()
     one_hot: tuple[str, tuple[str, ...] | None] | None = None  # (source column, classes; None: the submission's)
     rename: Mapping[str, str] = field(default_factory=dict)
-    assign: Mapping[str, Any] = field(default_factory=dict)  # a constant, or {random: ...} (see ``draw``)
+    assign: Mapping[str, Any] = field(default_factory=dict)  # a constant, or {format | column | random: ...}
     defaults: bool = False
     write: Mapping[str, Any] | None = None  # to_csv options; None: the split's ``write``
 
@@ -187,7 +206,7 @@ class Output:
             one_hot=one_hot,
             rename={str(k): str(v) for k, v in (raw.get("rename") or {}).items()},
             assign={
-                str(k): _random(v, f"{where}: assign: {k}") if isinstance(v, Mapping) else v
+                str(k): _assigned(v, f"{where}: assign: {k}") if isinstance(v, Mapping) else v
                 for k, v in (raw.get("assign") or {}).items()
             },
             defaults=bool(raw.get("defaults", False)),
@@ -197,7 +216,7 @@ class Output:
     @property
     def random(self) -> dict[str, Mapping[str, Any]]:
         """The columns this output draws at random."""
-        return {k: v for k, v in self.assign.items() if isinstance(v, Mapping)}
+        return {k: v for k, v in self.assign.items() if isinstance(v, Mapping) and "random" in v}
 
 
 def _outputs(raw: Any, where: str) -> dict[str, Output | None]:
@@ -270,13 +289,15 @@ class Files:
 @dataclass(frozen=True)
 class Renumber:
     """``renumber:``: after the split, a column is rewritten with each row's number on its side, in the
-    side's order (``start``, ``start + 1``, ...); ``sides: continued`` numbers the test rows on from the
-    train rows; ``format`` (one template, or one per side) writes each number as text (``Test_{n}``)."""
+    side's order (``start``, ``start + 1``, ...), or with each distinct value's (``by: value``: in
+    order of first appearance, as ``pandas.factorize``); ``sides: continued`` numbers the test rows on
+    from the train rows; ``format`` (one template, or one per side) writes each number as text."""
 
     column: str
     start: int = 0
     sides: str = "separate"  # separate | continued
     format: Mapping[str, str] | None = None  # side -> template over {n}
+    by: str = "row"  # row | value
 
     @classmethod
     def from_dict(cls, raw: Any, where: str) -> Renumber:
@@ -284,10 +305,13 @@ class Renumber:
             raise SpecError(
                 f"{where}: renumber takes {{column: NAME, start: N, sides: separate|continued, format: ...}}"
             )
-        _keys(raw, {"column", "start", "sides", "format"}, where)
+        _keys(raw, {"column", "start", "sides", "format", "by"}, where)
         sides = raw.get("sides", "separate")
         if sides not in ("separate", "continued"):
             raise SpecError(f"{where}: sides must be separate or continued, got {sides!r}")
+        by = raw.get("by", "row")
+        if by not in ("row", "value"):
+            raise SpecError(f"{where}: by must be row or value, got {by!r}")
         form = raw.get("format")
         if isinstance(form, str):
             form = dict.fromkeys(ROWS, form)
@@ -295,12 +319,13 @@ class Renumber:
             if not isinstance(form, Mapping) or set(form) != set(ROWS):
                 raise SpecError(f"{where}: format is one template over {{n}}, or one per side (train, test)")
             form = {str(k): str(v) for k, v in form.items()}
-        return cls(str(raw["column"]), int(raw.get("start", 0)), sides, form)
+        return cls(str(raw["column"]), int(raw.get("start", 0)), sides, form, by)
 
-    def numbers(self, side: str, n: int, n_train: int) -> list[Any] | np.ndarray:
-        """The new values of ``n`` rows of ``side`` (``n_train``: the train side's rows)."""
+    def numbers(self, side: str, codes: np.ndarray, n_train: int) -> list[Any] | np.ndarray:
+        """The new values of a side's rows, from their codes (0, 1, ... per row or per distinct value)
+        and ``n_train``, the number the train side used (its rows or distinct values)."""
         first = self.start + (n_train if side == "test" and self.sides == "continued" else 0)
-        numbers = np.arange(first, first + n)
+        numbers = codes + first
         if self.format is None:
             return numbers
         return [self.format[side].format(n=int(i)) for i in numbers]
