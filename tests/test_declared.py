@@ -499,3 +499,59 @@ def test_copies_out_of_zips_as_the_jigsaw_toxic_script(tmp_path: Path) -> None:
         sample = pd.read_csv(handle, **TEXT)
     classes = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
     _same(prepared, {"public/sample_submission.csv": sample[["id"]].assign(**dict.fromkeys(classes, 0.5))})
+
+
+def test_sentences_renumbered_and_ids_built_as_the_text_normalization_scripts(tmp_path: Path) -> None:
+    for lang, read, quoted_private in (
+        ("en", {"dtype": {"class": str, "before": str, "after": str}, "keep_default_na": False}, False),
+        ("ru", {}, True),
+    ):
+        cid = f"text-normalization-challenge-{'english' if lang == 'en' else 'russian'}-language"
+        raw, prepared = _prepare(cid, tmp_path / lang)
+        with zipfile.ZipFile(raw / f"{lang}_train.csv.zip") as archive, archive.open(f"{lang}_train.csv") as handle:
+            table = pd.read_csv(handle, **read)
+        _, test_sentences = train_test_split(table["sentence_id"].unique(), test_size=0.1, random_state=0)
+        in_test = table["sentence_id"].isin(set(test_sentences))
+        train, test = (
+            frame.assign(sentence_id=pd.factorize(frame["sentence_id"])[0])
+            for frame in (table[~in_test], table[in_test])
+        )
+        ids = test["sentence_id"].astype(str) + "_" + test["token_id"].astype(str)
+        answers = pd.DataFrame({"id": ids, "after": test["after"]})
+        sample = pd.DataFrame({"id": ids, "after": test["before"]})
+        private = {"quoting": csv.QUOTE_NONNUMERIC} if quoted_private else {}
+        assert (prepared / "private" / "answers.csv").read_bytes() == answers.to_csv(index=False, **private).encode()
+        assert (prepared / "private" / "sample_submission.csv").read_bytes() == sample.to_csv(
+            index=False, **private
+        ).encode()
+        public = {
+            f"{lang}_train.csv": train,
+            f"{lang}_test_2.csv": test[["sentence_id", "token_id", "before"]],
+            f"{lang}_sample_submission_2.csv": sample,
+        }
+        for name, frame in public.items():
+            with zipfile.ZipFile(prepared / "public" / f"{name}.zip") as archive:
+                (info,) = archive.infolist()
+                assert (info.filename, info.compress_type, info.date_time) == (
+                    name,
+                    zipfile.ZIP_STORED,
+                    (1980, 1, 1, 0, 0, 0),
+                )
+                assert archive.read(info) == frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode(), name
+
+
+def test_padded_ids_and_case_folders_as_the_rsna_miccai_script(tmp_path: Path) -> None:
+    raw, prepared = _prepare("rsna-miccai-brain-tumor-radiogenomic-classification", tmp_path)
+    table = pd.read_csv(raw / "train_labels.csv", dtype={"BraTS21ID": str})
+    table["BraTS21ID"] = table["BraTS21ID"].str.zfill(5)
+    train, test = train_test_split(table, test_size=0.1, random_state=0)
+    _same(
+        prepared,
+        {
+            "public/train_labels.csv": train,
+            "private/test.csv": test[["BraTS21ID", "MGMT_value"]],
+            "public/sample_submission.csv": test[["BraTS21ID"]].assign(MGMT_value=0.5),
+        },
+    )
+    for side, frame in (("train", train), ("test", test)):
+        assert sorted(p.name for p in (prepared / "public" / side).iterdir()) == sorted(frame["BraTS21ID"])
