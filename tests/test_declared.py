@@ -196,6 +196,18 @@ _SPLIT = {"engine": "pandas", "source": "t.csv", "test_size": 0.1}
         ({**_SPLIT, "archives": {"public/x.zip": {}}}, "not zips the split writes"),
         ({**_SPLIT, "outputs": {"public/x.zip:x.csv": {}}, "archives": {"public/x.zip": {"times": "now"}}}, "times"),
         ({**_SPLIT, "write": {"header": False}}, "unknown key"),
+        (
+            {**_SPLIT, "outputs": {"public/x.zip:x.csv": {}}, "archives": {"public/x.zip": {"times": "source"}}},
+            "no raw zip",
+        ),
+        (
+            {
+                **_SPLIT,
+                "files": [{"from": "{id}", "test": "public/x.zip:{id}"}],
+                "archives": {"public/x.zip": {"times": "source"}},
+            },
+            "no raw zip",
+        ),
         ({**_SPLIT, "read": {"float_precision": "high"}}, "round_trip"),
         ({**_SPLIT, "files": [{"from": "{g}.zip:{id}", "test": "public/{id}"}]}, "cannot depend on the row"),
         ({**_SPLIT, "outputs": {"public/x.zip:x.csv": None}}, "a zip member is none"),

@@ -92,6 +92,11 @@ def zip_member(path: str) -> tuple[str, str] | None:
     return f"{archive}.zip", member
 
 
+def _archive_of(path: str) -> str | None:
+    member = zip_member(path)
+    return None if member is None else member[0]
+
+
 def read_options(read: Any, where: str = "read") -> dict[str, Any]:
     """pandas ``read_csv`` keyword arguments for a ``read:`` declaration (``"str"`` means Python's str;
     ``float_precision: round_trip`` is passed only where it is not pandas' default, as
@@ -413,6 +418,18 @@ class SplitSpec:
         unknown = sorted(set(self.archives) - written)
         if unknown:
             raise SpecError(f"{where}: archives: {unknown} are not zips the split writes; it writes {sorted(written)}")
+        sourced = {name for name, archive in self.archives.items() if archive.times == "source"}
+        tables = [p for p in self.written_paths(files=False) if _archive_of(p) in sourced]
+        loose = [
+            f.source
+            for f in self.files
+            if _archive_of(f.source) is None and any(_archive_of(t) in sourced for t in (f.train, f.test) if t)
+        ]
+        if tables or loose:
+            raise SpecError(
+                f"{where}: archives: times: source takes a member's time from the raw zip member it copies;"
+                f" {tables + loose} come from no raw zip"
+            )
         if self.engine == "stream":
             pandas_only = {
                 "group": self.group,
@@ -435,12 +452,13 @@ class SplitSpec:
             if zipped:
                 raise SpecError(f"{where}: {zipped}: tables written into a zip need engine: pandas")
 
-    def written_paths(self) -> list[str]:
-        """Every prepared path a table or a file of this split may be written to (templates unformatted)."""
+    def written_paths(self, *, files: bool = True) -> list[str]:
+        """Every prepared path a table (or a file) of this split may be written to (templates unformatted)."""
         paths = [p for p in (self.train_file, self.test_file) if p is not None]
         paths = [f"public/{p}" for p in paths] + list(self.outputs)
         paths += [p for t in self.tables for p in t.outputs]
-        paths += [p for f in self.files for p in (f.train, f.test) if p is not None]
+        if files:
+            paths += [p for f in self.files for p in (f.train, f.test) if p is not None]
         return paths
 
     def resolved_test_size(self, n: int) -> float | int | None:
