@@ -485,10 +485,8 @@ def fixture_files(competition: Competition, raw: Path, rng: np.random.Generator)
         try:
             for row in _rows(frame, [entry.source]):
                 content = f"fixture\n{rng.bytes(8).hex()}\n"
-                if archive is not None:
-                    archive.writestr(
-                        zipfile.ZipInfo(entry.source.format_map(row).split(".zip:", 1)[1], FIXED_TIME), content
-                    )
+                if archive is not None and member is not None:
+                    archive.writestr(zipfile.ZipInfo(member[1].format_map(row), FIXED_TIME), content)
                     continue
                 path = raw / entry.source.format_map(row)
                 path.parent.mkdir(parents=True, exist_ok=True)
