@@ -26,7 +26,8 @@ PODIUM = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
-from podium.data.split import SplitSpec, split_csv
+from podium.data.spec import SplitSpec
+from podium.data.split import split_csv
 work = Path(sys.argv[1])
 spec = SplitSpec(source="train.csv", test_size=float(sys.argv[2]), random_state=0, drop_from_test=("fare_amount",), answer_columns=("key", "fare_amount"))
 print(split_csv(spec, work, work / "podium" / "public", work / "podium" / "private", "test.csv"))

@@ -19,8 +19,9 @@ from sklearn.model_selection import train_test_split
 from podium import competition as registry
 from podium.data import declared
 from podium.data.declared import build, renumbered, split_frame
+from podium.data.options import SpecError
 from podium.data.prepare import prepare_competition
-from podium.data.split import Output, SpecError, SplitSpec, zip_member
+from podium.data.spec import Output, SplitSpec, zip_member
 from podium.fixtures import make_raw
 
 TEXT = {"dtype": str, "keep_default_na": False}

@@ -1,6 +1,6 @@
 """The declarative prepare: ``prepare:`` in competition.yaml does what a prepare.py would.
 
-``prepare: split:`` (parsed by ``podium.data.split.SplitSpec``) splits one labelled raw table and
+``prepare: split:`` (parsed by ``podium.data.spec.SplitSpec``) splits one labelled raw table and
 writes the tables derived from each side (``outputs``), the other raw tables that follow the split
 through a key column (``tables``) and the raw files that follow their row (``files``);
 ``prepare: copy:`` copies raw files or folders as they are. docs/preparing.md documents every key.
@@ -18,39 +18,27 @@ A path ``ARCHIVE.zip:MEMBER`` names a member of a zip: of a raw zip where it is 
 
 from __future__ import annotations
 
-import shutil
-import string
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from podium.competition import Competition
-from podium.data.split import (
-    READ_MODES,
-    ROWS,
-    Archive,
-    Output,
-    Renumber,
-    SpecError,
-    SplitSpec,
-    draw,
-    split_csv,
-    zip_member,
-)
+from podium.data.files import FIXED_TIME, Archives, copy_files, copy_verbatim, extract, file_rows, write_table
+from podium.data.options import READ_MODES, SpecError, draw
+from podium.data.spec import Output, Renumber, SplitSpec, template_fields, zip_member
+from podium.data.split import split_csv
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["fixture_files", "prepare_declared", "renumbered", "split_frame", "split_spec"]
+__all__ = ["build", "fixture_files", "prepare_declared", "read_source", "renumbered", "split_frame", "split_spec"]
 
 #: Rows of the answers read at a time when the streamed engine builds its outputs.
 _CHUNK_ROWS = 500_000
-#: The time of every member of a zip the prepare writes with ``times: fixed``.
-FIXED_TIME: tuple[int, int, int, int, int, int] = (1980, 1, 1, 0, 0, 0)
 
 
 def split_spec(competition: Competition) -> SplitSpec | None:
@@ -123,7 +111,7 @@ def _computed(value: Mapping[str, Any], rows: pd.DataFrame, where: str) -> Any:
             raise SpecError(f"{where}: column {value['column']!r} not in the table; it has {list(rows.columns)}")
         return rows[value["column"]].to_numpy()
     template = value["format"]
-    fields = _fields(template)
+    fields = template_fields(template)
     missing = [f for f in fields if f not in rows.columns]
     if missing:
         raise SpecError(f"{where}: {template!r} uses column(s) {missing}; the table has {list(rows.columns)}")
@@ -196,188 +184,6 @@ def build(
     return frame
 
 
-class _RawZips:
-    """The raw zips members are read from, each opened once."""
-
-    def __init__(self, raw: Path) -> None:
-        self.raw = raw
-        self.open: dict[str, zipfile.ZipFile] = {}
-
-    def info(self, path: str) -> tuple[zipfile.ZipFile, zipfile.ZipInfo]:
-        member = zip_member(path)
-        assert member is not None
-        archive, name = member
-        if archive not in self.open:
-            self.open[archive] = zipfile.ZipFile(self.raw / archive)
-        try:
-            return self.open[archive], self.open[archive].getinfo(name)
-        except KeyError:
-            raise FileNotFoundError(2, f"{archive} has no member {name!r}", str(self.raw / archive)) from None
-
-    def close(self) -> None:
-        for handle in self.open.values():
-            handle.close()
-
-
-class _Archives:
-    """The zips the prepare writes: members added in the order written, stored as ``archives:`` says."""
-
-    def __init__(self, prepared: Path, settings: Mapping[str, Archive]) -> None:
-        self.prepared, self.settings = prepared, settings
-        self.open: dict[str, zipfile.ZipFile] = {}
-
-    def archive(self, name: str) -> zipfile.ZipFile:
-        if name not in self.open:
-            (self.prepared / name).parent.mkdir(parents=True, exist_ok=True)
-            self.open[name] = zipfile.ZipFile(self.prepared / name, "w")
-        return self.open[name]
-
-    def write(
-        self, path: str, data: bytes | str, source_time: tuple[int, int, int, int, int, int] | None = None
-    ) -> None:
-        member = zip_member(path)
-        assert member is not None
-        name, member_name = member
-        settings = self.settings.get(name, Archive())
-        when = FIXED_TIME
-        if settings.times == "source":
-            if source_time is None:
-                raise SpecError(f"archives: {name}: times: source, but {member_name!r} is not copied from a raw zip")
-            when = source_time
-        info = zipfile.ZipInfo(member_name, date_time=when)
-        if settings.compression == "deflated":
-            info.compress_type = zipfile.ZIP_DEFLATED
-        self.archive(name).writestr(info, data)
-
-    def close(self) -> None:
-        for handle in self.open.values():
-            handle.close()
-
-
-def _write(frame: pd.DataFrame, path: str, prepared: Path, archives: _Archives, write: Mapping[str, Any]) -> None:
-    """``frame`` as CSV (``to_csv`` with the ``write`` options) at a prepared path or zip member."""
-    options = {"index": False, **write}
-    if zip_member(path) is not None:
-        archives.write(path, frame.to_csv(**options))
-        return
-    (prepared / path).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(prepared / path, **options)
-
-
-def _fields(template: str) -> list[str]:
-    """The row columns a path template uses (``{id[0]}`` uses ``id``)."""
-    names = []
-    for _, field, _, _ in string.Formatter().parse(template):
-        if field is not None:
-            name = field.split(".")[0].split("[")[0]
-            if not name:
-                raise SpecError(f"files: {template!r} uses a positional field; name the column")
-            names.append(name)
-    return list(dict.fromkeys(names))
-
-
-def _rows(frame: pd.DataFrame, templates: list[str]) -> Iterator[dict[str, Any]]:
-    """One mapping per distinct combination of the columns the templates use, in file order."""
-    fields = list(dict.fromkeys(f for t in templates for f in _fields(t)))
-    missing = [f for f in fields if f not in frame.columns]
-    if missing:
-        raise SpecError(f"files: {templates} use column(s) {missing}; the table has {list(frame.columns)}")
-    yield from frame[fields].drop_duplicates().to_dict("records")
-
-
-def _pairs(read: pd.DataFrame, written: pd.DataFrame, source: str, target: str) -> Iterator[tuple[str, str]]:
-    """(raw path, prepared path) per distinct row of a side, in its order: ``source`` formatted over the
-    row as read, ``target`` over the row as written (they differ in a renumbered column)."""
-    if read is written:
-        for row in _rows(read, [source, target]):
-            yield source.format_map(row), target.format_map(row)
-        return
-    sources, targets = _fields(source), _fields(target)
-    for frame, fields, templates in ((read, sources, source), (written, targets, target)):
-        missing = [f for f in fields if f not in frame.columns]
-        if missing:
-            raise SpecError(f"files: {templates} uses column(s) {missing}; the table has {list(frame.columns)}")
-    import pandas as pd
-
-    both = pd.DataFrame(
-        {**{f"from {c}": read[c].to_numpy() for c in sources}, **{f"to {c}": written[c].to_numpy() for c in targets}}
-    )
-    for row in both.drop_duplicates().to_dict("records"):
-        yield (
-            source.format_map({c: row[f"from {c}"] for c in sources}),
-            target.format_map({c: row[f"to {c}"] for c in targets}),
-        )
-
-
-def _copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_dir():
-        shutil.copytree(source, target)
-    else:
-        shutil.copyfile(source, target)
-
-
-def _extract(handle: IO[bytes], target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as sink:
-        shutil.copyfileobj(handle, sink, 1 << 20)
-
-
-def _copy_files(
-    spec: SplitSpec,
-    read: Mapping[str, pd.DataFrame],
-    written: Mapping[str, pd.DataFrame],
-    raw: Path,
-    prepared: Path,
-    archives: _Archives,
-) -> None:
-    zips = _RawZips(raw)
-    try:
-        for entry in spec.files:
-            for side in ROWS:
-                template = getattr(entry, side)
-                if template is None:
-                    continue
-                into = zip_member(template)
-                if into is not None:
-                    archives.archive(into[0])  # written even when the side has no rows
-                else:
-                    static = template.split("{", 1)[0]
-                    (prepared / static).parent.mkdir(parents=True, exist_ok=True)
-                    if static.endswith("/"):
-                        (prepared / static).mkdir(parents=True, exist_ok=True)
-                for source, target in _pairs(read[side], written[side], entry.source, template):
-                    if zip_member(source) is None and into is None:
-                        _copy(raw / source, prepared / target)
-                        continue
-                    if zip_member(source) is None:
-                        archives.write(target, (raw / source).read_bytes())
-                        continue
-                    archive, info = zips.info(source)
-                    if into is not None:
-                        archives.write(target, archive.read(info), info.date_time)
-                    else:
-                        with archive.open(info) as handle:
-                            _extract(handle, prepared / target)
-    finally:
-        zips.close()
-
-
-def _copy_verbatim(competition: Competition, raw: Path, prepared: Path) -> None:
-    entries = competition.prepare.get("copy") or {}
-    if not isinstance(entries, Mapping):
-        raise SpecError(f"{competition.id}: prepare.copy maps raw paths to prepared paths (public/..., private/...)")
-    for source, target in entries.items():
-        if not str(target).startswith(("public/", "private/")) or zip_member(str(target)) is not None:
-            raise SpecError(f"{competition.id}: prepare.copy: {target!r} must start with public/ or private/ (no zip)")
-        member = zip_member(str(source))
-        if member is None:
-            _copy(raw / str(source), prepared / str(target))
-            continue
-        with zipfile.ZipFile(raw / member[0]) as archive, archive.open(member[1]) as handle:
-            _extract(handle, prepared / str(target))
-
-
 def _outputs(spec: SplitSpec, competition: Competition) -> dict[str, Output | None]:
     """The default tables (train_file, test_file less drop_from_test, the answers), then ``outputs``."""
     defaults: dict[str, Output | None] = {}
@@ -410,7 +216,7 @@ def _stream(spec: SplitSpec, competition: Competition, raw: Path, public: Path, 
     else:
         with tempfile.TemporaryDirectory(dir=prepared, prefix=".source-") as work:
             with zipfile.ZipFile(raw / spec.zip) as archive, archive.open(spec.source) as handle:
-                _extract(handle, Path(work) / spec.source)
+                extract(handle, Path(work) / spec.source)
             _, n_test = split_csv(spec, Path(work), public, private, competition.answers)
     outputs = [(path, out) for path, out in spec.outputs.items() if out is not None]
     if not outputs:
@@ -438,7 +244,7 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
     where = f"{competition.id}: prepare.split"
     if spec.engine == "stream":
         _stream(spec, competition, raw, public, private)
-        _copy_verbatim(competition, raw, prepared)
+        copy_verbatim(competition, raw, prepared)
         return
     frame = read_source(raw, spec)
     train, test = split_frame(frame, spec)
@@ -446,12 +252,12 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
     _check_disjoint(competition, train, test, where)
     read = {"train": train, "test": test}
     sides = read if spec.renumber is None else renumbered(spec.renumber, read)
-    archives = _Archives(prepared, spec.archives)
+    archives = Archives(prepared, spec.archives)
     try:
         for path, out in _outputs(spec, competition).items():
             if out is not None:
                 table = build(out, sides, competition, f"{where}: outputs: {path}")
-                _write(table, path, prepared, archives, {**spec.write, **(out.write or {})})
+                write_table(table, path, prepared, archives, {**spec.write, **(out.write or {})})
         for table_spec in spec.tables:
             other = pd.read_csv(raw / table_spec.source, **table_spec.read)
             if table_spec.key not in other.columns or table_spec.key not in frame.columns:
@@ -464,11 +270,11 @@ def prepare_declared(competition: Competition, raw: Path, public: Path, private:
             for path, out in table_spec.outputs.items():
                 if out is not None:
                     table = build(out, members, competition, f"{where}: tables: {path}")
-                    _write(table, path, prepared, archives, {**spec.write, **(out.write or {})})
-        _copy_files(spec, read, sides, raw, prepared, archives)
+                    write_table(table, path, prepared, archives, {**spec.write, **(out.write or {})})
+        copy_files(spec, read, sides, raw, prepared, archives)
     finally:
         archives.close()
-    _copy_verbatim(competition, raw, prepared)
+    copy_verbatim(competition, raw, prepared)
 
 
 def fixture_files(competition: Competition, raw: Path, rng: np.random.Generator) -> None:
@@ -483,7 +289,7 @@ def fixture_files(competition: Competition, raw: Path, rng: np.random.Generator)
         member = zip_member(entry.source)
         archive = None if member is None else zipfile.ZipFile(raw / member[0], "a")
         try:
-            for row in _rows(frame, [entry.source]):
+            for row in file_rows(frame, [entry.source]):
                 content = f"fixture\n{rng.bytes(8).hex()}\n"
                 if archive is not None and member is not None:
                     archive.writestr(zipfile.ZipInfo(member[1].format_map(row), FIXED_TIME), content)

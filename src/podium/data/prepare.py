@@ -26,7 +26,7 @@ from podium.competition import Competition
 from podium.data.checksums import digest_tree
 from podium.data.declared import prepare_declared
 from podium.data.leaks import scan_for_leaks
-from podium.data.split import SpecError
+from podium.data.options import SpecError
 from podium.errors import HarnessError, PodiumError, PrepareError, UsageError
 from podium.grading import expected_keys
 from podium.grading.table import Frame, read_csv, to_numpy, write_csv
