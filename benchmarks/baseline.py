@@ -758,7 +758,7 @@ def _column(df: pd.DataFrame, spec: Any) -> np.ndarray:
 
 
 def grade(submission_path: Path, ref: str, data_dir: Path) -> float:
-    from podium import competition as registry
+    from podium import registry
 
     comp = registry.get(ref)
     answers = _read_answers(comp, data_dir)

@@ -56,7 +56,7 @@ def _src_dir(argv: Sequence[str]) -> Path:
 SRC = _src_dir(sys.argv)
 sys.path.insert(0, str(SRC))
 
-from podium import competition as registry  # noqa: E402
+from podium import registry  # noqa: E402
 from podium.competition import Column, Competition  # noqa: E402
 from podium.fixtures import make_fixture  # noqa: E402
 from podium.grading.table import Frame  # noqa: E402

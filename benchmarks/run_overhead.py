@@ -61,8 +61,7 @@ import podium.run.execute  # noqa: E402
 import podium.run.schedule  # noqa: E402
 import podium.sandbox  # noqa: E402
 import podium.sandbox._bwrap  # noqa: E402
-from podium import __version__  # noqa: E402
-from podium import competition as registry  # noqa: E402
+from podium import __version__, registry  # noqa: E402
 from podium.agents import load_agent  # noqa: E402
 from podium.competition import Competition  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402

@@ -36,8 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from run_overhead import make_config  # noqa: E402  (benchmarks/ is on sys.path: it holds this script)
 
-from podium import __version__  # noqa: E402
-from podium import competition as registry  # noqa: E402
+from podium import __version__, registry  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402
 from podium.fixtures import make_raw  # noqa: E402
 from podium.records import RunRecord  # noqa: E402

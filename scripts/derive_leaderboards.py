@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from podium import competition as registry  # noqa: E402
+from podium import registry  # noqa: E402
 from podium.leaderboard import Leaderboard  # noqa: E402
 
 

@@ -42,7 +42,7 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from podium import competition as registry  # noqa: E402
+from podium import registry  # noqa: E402
 from podium.data.prepare import prepare_competition  # noqa: E402
 from podium.grading import grade  # noqa: E402
 from podium.leaderboard import Leaderboard  # noqa: E402
@@ -196,6 +196,16 @@ def _subsets(columns: list[str], sizes: tuple[int, ...], seeds: int) -> Iterator
             yield f"{size}feat-s{seed}", sorted(rng.choice(columns, size, replace=False).tolist())
 
 
+def _few_features(task: Task, linear: tuple[str, Model], forest: Model) -> Iterator[tuple[str, Model]]:
+    """A scaled linear model and a small forest on each random feature subset (fresh copies of each)."""
+    from sklearn.base import clone
+
+    name, model = linear
+    for subset_name, subset in _subsets(list(task.x_train.columns), (1, 3, 8), 1):
+        yield f"{name}-{subset_name}", _pipe(clone(model), scale=True, columns=subset)
+        yield f"forest-{subset_name}", _pipe(clone(forest), columns=subset)
+
+
 def classifiers(task: Task) -> Iterator[tuple[str, Model]]:
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.dummy import DummyClassifier
@@ -243,13 +253,8 @@ def classifiers(task: Task) -> Iterator[tuple[str, Model]]:
             f"mlp-{'x'.join(map(str, hidden))}-s{seed}",
             _pipe(MLPClassifier(hidden_layer_sizes=hidden, max_iter=1000, random_state=seed), scale=True),
         )
-    columns = list(task.x_train.columns)
-    for name, subset in _subsets(columns, (1, 3, 8), 1):
-        yield f"logreg-{name}", _pipe(LogisticRegression(max_iter=2000), scale=True, columns=subset)
-        yield (
-            f"forest-{name}",
-            _pipe(RandomForestClassifier(n_estimators=50, max_depth=6, random_state=0, n_jobs=1), columns=subset),
-        )
+    forest = RandomForestClassifier(n_estimators=50, max_depth=6, random_state=0, n_jobs=1)
+    yield from _few_features(task, ("logreg", LogisticRegression(max_iter=2000)), forest)
 
 
 def regressors(task: Task) -> Iterator[tuple[str, Model]]:
@@ -313,13 +318,8 @@ def regressors(task: Task) -> Iterator[tuple[str, Model]]:
             f"mlp-{'x'.join(map(str, hidden))}-s{seed}",
             scaled_target(_pipe(MLPRegressor(hidden_layer_sizes=hidden, max_iter=2000, random_state=seed), scale=True)),
         )
-    columns = list(task.x_train.columns)
-    for name, subset in _subsets(columns, (1, 3, 8), 1):
-        yield f"ridge-{name}", _pipe(Ridge(alpha=1.0), scale=True, columns=subset)
-        yield (
-            f"forest-{name}",
-            _pipe(RandomForestRegressor(n_estimators=50, max_depth=6, random_state=0, n_jobs=1), columns=subset),
-        )
+    forest = RandomForestRegressor(n_estimators=50, max_depth=6, random_state=0, n_jobs=1)
+    yield from _few_features(task, ("ridge", Ridge(alpha=1.0)), forest)
 
 
 def text_models(task: Task) -> Iterator[tuple[str, Model]]:

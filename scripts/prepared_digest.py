@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw

@@ -57,7 +57,7 @@ def _describe(path: str) -> str:
 @pytest.fixture(scope="session")
 def spaceship_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """spaceship-titanic prepared from its generated raw folder (the runs' tests share it)."""
-    from podium import competition as registry
+    from podium import registry
     from podium.data.prepare import prepare_competition
     from podium.fixtures import make_raw
 

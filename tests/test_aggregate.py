@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.cli import main
 from podium.report import t_quantile
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.fixtures import make_fixture, write_csv, write_prepared
 from podium.grading.table import Frame
 

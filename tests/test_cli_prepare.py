@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from podium import competition as registry
+from podium import registry
 from podium.fixtures import make_raw
 
 COMP = "spaceship-titanic"

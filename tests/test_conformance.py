@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.fixtures import Fixture, make_fixture, write_csv, write_prepared
 from podium.grading import grade

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import train_test_split
 
-from podium import competition as registry
+from podium import registry
 from podium.data import declared
 from podium.data.declared import build, renumbered, split_frame
 from podium.data.options import SpecError
@@ -38,6 +38,14 @@ def _prepare(cid: str, tmp_path: Path) -> tuple[Path, Path]:
 def _same(prepared: Path, expected: dict[str, pd.DataFrame]) -> None:
     for name, frame in expected.items():
         assert (prepared / name).read_bytes() == frame.to_csv(index=False).encode(), name
+
+
+def _only_member(path: Path, name: str, compression: int) -> bytes:
+    """The one member of a zip the prepare wrote, checked for its name, compression and fixed time."""
+    with zipfile.ZipFile(path) as archive:
+        (info,) = archive.infolist()
+        assert (info.filename, info.compress_type, info.date_time) == (name, compression, (1980, 1, 1, 0, 0, 0))
+        return archive.read(info)
 
 
 def _member(path: Path, name: str) -> bytes:
@@ -490,14 +498,8 @@ def test_tables_written_into_zips_as_the_movie_review_script(tmp_path: Path) -> 
         {"private/answers.csv": answers, "public/sampleSubmission.csv": answers[["PhraseId"]].assign(Sentiment=2)},
     )
     for name, frame in (("train.tsv", train), ("test.tsv", answers.drop(columns="Sentiment"))):
-        with zipfile.ZipFile(prepared / "public" / f"{name}.zip") as archive:
-            (info,) = archive.infolist()
-            assert (info.filename, info.compress_type, info.date_time) == (
-                name,
-                zipfile.ZIP_DEFLATED,
-                (1980, 1, 1, 0, 0, 0),
-            )
-            assert archive.read(info) == frame.to_csv(index=False, sep="\t").encode()
+        data = _only_member(prepared / "public" / f"{name}.zip", name, zipfile.ZIP_DEFLATED)
+        assert data == frame.to_csv(index=False, sep="\t").encode()
 
 
 def test_copies_out_of_zips_as_the_jigsaw_toxic_script(tmp_path: Path) -> None:
@@ -543,14 +545,8 @@ def test_sentences_renumbered_and_ids_built_as_the_text_normalization_scripts(tm
             f"{lang}_sample_submission_2.csv": sample,
         }
         for name, frame in public.items():
-            with zipfile.ZipFile(prepared / "public" / f"{name}.zip") as archive:
-                (info,) = archive.infolist()
-                assert (info.filename, info.compress_type, info.date_time) == (
-                    name,
-                    zipfile.ZIP_STORED,
-                    (1980, 1, 1, 0, 0, 0),
-                )
-                assert archive.read(info) == frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode(), name
+            data = _only_member(prepared / "public" / f"{name}.zip", name, zipfile.ZIP_STORED)
+            assert data == frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode(), name
 
 
 def test_padded_ids_and_case_folders_as_the_rsna_miccai_script(tmp_path: Path) -> None:

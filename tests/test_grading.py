@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.errors import BrokenAnswersError
 from podium.fixtures import make_fixture, write_prepared
 from podium.grading import grade

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.errors import InvalidSubmissionError, quote
 from podium.fixtures import Fixture, make_fixture, write_prepared
@@ -260,9 +260,9 @@ def test_a_100k_character_id_gives_a_short_message(tmp_path: Path) -> None:
 _LIMITED = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_DATA, (int(sys.argv[4]), int(sys.argv[4])))
-from podium import competition
+from podium import registry
 from podium.grading import grade
-report = grade(competition.get(sys.argv[1]), sys.argv[2], sys.argv[3])
+report = grade(registry.get(sys.argv[1]), sys.argv[2], sys.argv[3])
 print("VALID" if report.valid_submission else "INVALID", report.error)
 """
 

@@ -35,7 +35,7 @@ pytest.importorskip("kagglesdk")
 
 from kagglesdk import kaggle_env  # kagglesdk alone does not authenticate on import
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.data import kaggle
 from podium.data.prepare import PrepareError

@@ -333,7 +333,7 @@ shutil.copyfile("/home/data/sample_submission.csv", "/home/submission/submission
 def test_an_agent_in_the_sandbox_reaches_its_model_only_through_the_proxy(
     sandbox: str, upstream: ThreadingHTTPServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    from podium import competition as registry
+    from podium import registry
     from podium.data.prepare import prepare_competition
     from podium.fixtures import make_raw
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.grading import grade_score
 

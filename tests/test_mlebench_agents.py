@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.agents import load_agent
 from podium.data.prepare import prepare_competition
 from podium.errors import UsageError

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.grading import grade, load_answers
 from podium.grading.table import read_csv, write_csv
 

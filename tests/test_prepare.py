@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.data.prepare import PrepareError, prepare_competition
 from podium.fixtures import make_raw
@@ -186,7 +186,7 @@ def test_kill_9_mid_prepare_then_rerun(tmp_path: Path) -> None:
     code = (
         "import sys, time\n"
         "import podium.data.prepare as p\n"
-        "from podium import competition as registry\n"
+        "from podium import registry\n"
         "from pathlib import Path\n"
         "def stall(*a, **k):\n"
         "    print('staged', flush=True); time.sleep(60)\n"

@@ -1,6 +1,6 @@
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.errors import UnknownCompetitionError, UnknownVersionError, UsageError
 
 

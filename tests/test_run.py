@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from podium import competition as registry
-from podium import owner
+from podium import owner, registry
 from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw
 from podium.store import RunStore

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from podium import competition as registry
+from podium import registry
 from podium.agents import folder_digest, load_agent
 from podium.errors import UsageError
 from podium.run import RunConfig

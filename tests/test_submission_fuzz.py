@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.errors import HarnessError
 from podium.fixtures import make_fixture, write_prepared

@@ -13,8 +13,7 @@ The stages are packages of their own (``docs/architecture.md``): :mod:`podium.gr
 
 from __future__ import annotations
 
-from podium.competition import Column, Competition, MetricSpec, ids, load_all, split_ids
-from podium.competition import get as get_competition
+from podium.competition import Column, Competition, MetricSpec
 from podium.errors import (
     BrokenAnswersError,
     DataNotFoundError,
@@ -33,6 +32,8 @@ from podium.leaderboard import Leaderboard, Placement, medal_positions
 from podium.metrics import METRICS, Metric, get_metric
 from podium.paths import default_data_dir
 from podium.records import GradeReport, RunRecord, ValidationResult
+from podium.registry import get as get_competition
+from podium.registry import ids, load_all, split_ids
 
 __version__ = "0.1.0"
 

@@ -202,8 +202,8 @@ def make_raw(competition: Competition, raw: Path, *, seed: int = 0) -> Path:
     ``{text: "..."}`` is a plain file), and every raw file (or zip member) a ``prepare.split.files``
     entry reads is written with a few random bytes.
     """
-    from podium.competition import _columns
     from podium.data.declared import fixture_files
+    from podium.registry import _columns
 
     rng = np.random.default_rng(seed)
     raw.mkdir(parents=True, exist_ok=True)

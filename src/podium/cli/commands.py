@@ -52,7 +52,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
 
     comps = registry.load_all(args.split, latest=args.latest)
     if args.json:
@@ -83,7 +83,7 @@ def _definitions(latest: bool) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
 
     comp = registry.get(args.id, latest=args.latest)
     data = comp.to_dict()
@@ -132,7 +132,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_grade_sample(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
     from podium.grading import grade
 
     report = grade(registry.get(args.id, latest=args.latest), args.submission, args.data_dir)
@@ -141,7 +141,7 @@ def cmd_grade_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
     from podium.grading import validate
     from podium.paths import CompetitionPaths, default_data_dir
 
@@ -161,7 +161,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _selected(args: argparse.Namespace) -> list[str]:
-    from podium import competition as registry
+    from podium import registry
 
     if getattr(args, "list", None):
         if not Path(args.list).is_file():
@@ -178,7 +178,7 @@ def _selected(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
     from podium.data.prepare import needs_download, prepare_many
     from podium.paths import default_data_dir
 
@@ -215,7 +215,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
     from podium.data.verify import verify
     from podium.paths import default_data_dir
 
@@ -237,7 +237,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from podium import competition as registry
+    from podium import registry
     from podium.agents import load_agent
     from podium.data.prepare import prepare_offline
     from podium.paths import default_data_dir

@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 from podium import __version__
 from podium.cli import commands
 from podium.cli.commands import EXIT_USAGE
-from podium.competition import SPLITS
 from podium.errors import PodiumError
+from podium.registry import SPLITS
 
 __all__ = ["build_parser", "join_values"]
 

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from podium import competition as registry
+from podium import registry
 from podium.grading.grader import grade
 from podium.records import GradeReport
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from podium import competition as registry
+from podium import registry
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, HarnessError, InvalidSubmissionError
 from podium.grading.align import keys_of

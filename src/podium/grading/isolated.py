@@ -236,7 +236,7 @@ def _warm_up() -> None:
 
 
 def _work(job: dict[str, Any]) -> dict[str, Any]:
-    from podium import competition as registry
+    from podium import registry
 
     competition = registry.get(job["competition"])
     file = SubmissionFile(job["fd"], job["path"], job["size"])

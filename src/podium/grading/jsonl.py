@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from podium import competition as registry
+from podium import registry
 from podium.errors import UsageError
 from podium.grading.grader import answers_path, grade
 from podium.paths import default_data_dir, write_atomic

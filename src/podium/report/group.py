@@ -213,7 +213,7 @@ def write_report(
 
 def write_group_report(runs_dir: Path, group: str) -> tuple[Path, Path, list[dict[str, Any]]]:
     """Write the report of every run in ``runs_dir/group`` (from the index); (json, md, the index rows)."""
-    from podium import competition as registry
+    from podium import registry
     from podium.run.outcome import agent_failures
     from podium.store import RunStore
 

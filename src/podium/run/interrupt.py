@@ -19,7 +19,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from podium.run.config import RunConfig
 from podium.store import RunStore
@@ -92,15 +91,11 @@ class Stop:
 
 def _own_sessions() -> list[int]:
     """This process's children that lead sessions of their own: the sandboxes' commands (bwrap, local)."""
+    from podium.sandbox import stat_fields
+
     me, found = os.getpid(), []
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry.name}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()  # state, ppid, pgrp, session, ...
-        if int(fields[1]) == me and int(fields[3]) == int(entry.name):
+        stat = stat_fields(int(entry.name)) if entry.name.isdigit() else None
+        if stat is not None and int(stat[1]) == me and int(stat[3]) == int(entry.name):  # ppid, session
             found.append(int(entry.name))
     return found

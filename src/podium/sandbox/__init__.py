@@ -53,7 +53,7 @@ from podium.sandbox._bwrap import BwrapSandbox, default_env
 from podium.sandbox._cgroup import sweep_abandoned
 from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._local import LocalSandbox
-from podium.sandbox._process import kill_tree
+from podium.sandbox._process import kill_tree, stat_fields
 from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, Sandbox
 
 SANDBOXES = ("bwrap", "docker", "local")
@@ -73,6 +73,7 @@ __all__ = [
     "get_sandbox",
     "kill_tree",
     "list_gpus",
+    "stat_fields",
     "sweep_abandoned",
 ]
 

@@ -131,7 +131,7 @@ def descendants(root: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
-            stat = _stat_fields(int(entry.name))
+            stat = stat_fields(int(entry.name))
             if stat is not None:
                 children.setdefault(int(stat[1]), []).append(int(entry.name))
     found, todo = [], [root]
@@ -161,7 +161,7 @@ def kill_tree(root: int, timeout: float = 5.0) -> None:
 
 def _running(pid: int) -> bool:
     """Whether ``pid`` exists and is not a zombie."""
-    stat = _stat_fields(pid)
+    stat = stat_fields(pid)
     return stat is not None and stat[0] != "Z"
 
 
@@ -169,14 +169,14 @@ def proc_usage(pids: Sequence[int] | set[int]) -> tuple[float, int]:
     """CPU seconds (of live processes only) and resident memory summed over ``pids``."""
     cpu, rss = 0.0, 0
     for pid in pids:
-        stat = _stat_fields(pid)
+        stat = stat_fields(pid)
         if stat is not None:
             cpu += (int(stat[11]) + int(stat[12])) / _CLOCK_TICKS  # utime, stime
             rss += int(stat[21]) * _PAGE_SIZE
     return cpu, rss
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """Fields of /proc/<pid>/stat after the command name (state is [0], ppid [1])."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()

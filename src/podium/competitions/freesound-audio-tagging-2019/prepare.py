@@ -94,7 +94,7 @@ def make_raw(raw: Path, rng: np.random.Generator) -> None:
     """Curated/noisy train tables and wav zips, a 12-clip test zip, the sample submission and the labels zip."""
     import pandas as pd
 
-    from podium import competition as registry
+    from podium import registry
 
     classes = [str(c) for c in registry.get("freesound-audio-tagging-2019").column_names[1:]]
 

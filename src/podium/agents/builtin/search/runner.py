@@ -35,16 +35,12 @@ class Execution:
 
 
 def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from every /proc/<pid>/stat (a process that exits meanwhile is skipped)."""
     tree: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry.name}/stat").read_text()
-        except OSError:
-            continue
-        parent = int(text[text.rindex(")") + 2 :].split()[1])
-        tree.setdefault(parent, []).append(int(entry.name))
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            tree.setdefault(parent, []).append(int(stat.parent.name))
     return tree
 
 

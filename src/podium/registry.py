@@ -1,0 +1,209 @@
+"""The registry of competitions: ``competition.yaml`` read into a ``Competition`` at a version, ids,
+named splits.
+
+Loading one competition parses only its own folder (and its ``leaderboard.json``), so grading a
+single competition stays cheap; declarations are read once per process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import yaml
+
+from podium.competition import COLUMN_KINDS, COMPETITIONS_DIR, PUBLISHED_VERSION, Column, Competition, MetricSpec
+from podium.errors import RegistryError, UnknownCompetitionError, UnknownVersionError, UsageError
+from podium.leaderboard import Leaderboard
+from podium.metrics import METRICS
+
+__all__ = ["COMPETITIONS_DIR", "SPLITS", "get", "ids", "load_all", "split_ids"]
+
+#: The named splits (``splits.yaml``, plus ``lite`` = ``low`` and ``all``).
+SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "all")
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _columns(raw: Mapping[str, Any] | None, where: str) -> tuple[Column, ...]:
+    cols = []
+    for name, spec in (raw or {}).items():
+        spec = {"kind": spec} if isinstance(spec, str) else dict(spec)
+        kind = spec.pop("kind", None)
+        if kind not in COLUMN_KINDS:
+            raise RegistryError(f"{where}: column {name!r} has kind {kind!r}; use one of {sorted(COLUMN_KINDS)}")
+        cols.append(Column(str(name), kind, spec))
+    return tuple(cols)
+
+
+def _class_columns(raw: Mapping[str, Any] | None, where: str) -> tuple[Column, ...]:
+    """Expand ``class_columns: {names: [...], kind: ..., <options>}`` into one column per class."""
+    if not raw:
+        return ()
+    spec = dict(raw)
+    names = spec.pop("names")
+    return _columns({name: dict(spec) for name in names}, where)
+
+
+def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+@cache
+def _read_declaration(competition_id: str) -> dict[str, Any]:
+    path = COMPETITIONS_DIR / competition_id / "competition.yaml"
+    if not path.exists():
+        raise UnknownCompetitionError(competition_id, _suggest(competition_id))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    if not isinstance(data, dict) or data.get("id") != competition_id:
+        raise RegistryError(f"{path}: the declaration must be a mapping whose id is {competition_id!r}")
+    return data
+
+
+def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboard | None:
+    path = COMPETITIONS_DIR / competition_id / "leaderboard.json"
+    if not path.exists():
+        return None
+    board = Leaderboard.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    if board.higher_is_better != higher_is_better:
+        raise RegistryError(f"{path}: direction disagrees with competition.yaml; regenerate it")
+    return board
+
+
+def _build(data: Mapping[str, Any], version: int | None) -> Competition:
+    cid = data["id"]
+    where = f"competitions/{cid}/competition.yaml"
+    versions_raw: Mapping[int, Any] = data.get("versions") or {}
+    versions = tuple(sorted({1, *map(int, versions_raw)}))
+    chosen = versions[-1] if version is None else version
+    if chosen not in versions:
+        raise UnknownVersionError(
+            f"{cid} has no version {chosen}. Versions: {', '.join(map(str, versions))} "
+            f"(1 is the published definition). Fix: write {cid}@{versions[0]} or pass --latest."
+        )
+    merged: dict[str, Any] = dict(data)
+    changes = ""
+    data_versions = {1: 1}
+    for v in versions[1:]:
+        block = dict(versions_raw[v])
+        same_data = block.pop("same_data", False)
+        if not isinstance(same_data, bool):
+            raise RegistryError(f"{where}: version {v}: same_data must be true or false, got {same_data!r}")
+        data_versions[v] = data_versions[v - 1] if same_data and v - 1 in data_versions else v
+        if v <= chosen:
+            changes = block.pop("changes", "")
+            merged = _merge(merged, block)
+    metric_raw = merged["metric"]
+    if metric_raw["name"] not in METRICS:
+        raise RegistryError(f"{where}: unknown metric {metric_raw['name']!r}")
+    metric = MetricSpec(
+        name=metric_raw["name"],
+        higher_is_better=bool(metric_raw["higher_is_better"]),
+        options=metric_raw.get("options") or {},
+        inputs=metric_raw.get("inputs") or {},
+        where=metric_raw.get("where"),
+    )
+    if METRICS[metric.name].higher_is_better != metric.higher_is_better:
+        raise RegistryError(f"{where}: higher_is_better contradicts the metric table for {metric.name}")
+    columns = _columns(merged["columns"], where) + _class_columns(merged.get("class_columns"), where)
+    id_columns = tuple(merged["id_columns"])
+    names = [c.name for c in columns]
+    targets_raw = merged.get("targets") or {n: n for n in names if n not in id_columns}
+    score = merged.get("sample_submission_score")
+    return Competition(
+        id=cid,
+        name=merged["name"],
+        version=chosen,
+        versions=versions,
+        complexity=merged["complexity"],
+        data_kind=merged["data_kind"],
+        awards_medals=bool(merged["awards_medals"]),
+        answers=merged["answers"],
+        sample_submission=merged["sample_submission"],
+        id_columns=id_columns,
+        columns=columns,
+        answer_columns=_columns(merged.get("answer_columns"), where),
+        targets=tuple((str(s), str(a)) for s, a in targets_raw.items()),
+        metric=metric,
+        checks=merged.get("checks") or {},
+        matching=merged.get("matching") or {},
+        sample_submission_score=None if score is None else float(score),
+        changes=changes,
+        notes=tuple(merged.get("notes") or ()),
+        leaderboard=_read_leaderboard(cid, metric.higher_is_better),
+        folder=COMPETITIONS_DIR / cid,
+        fixture=merged.get("fixture") or {},
+        prepare=merged.get("prepare") or {},
+        data_version=data_versions[chosen],
+        data_versions=data_versions,
+    )
+
+
+_REF = re.compile(r"^(?P<id>[^@]+?)(?:@v?(?P<version>\d+))?$")
+
+
+def get(ref: str, version: int | None = None, *, latest: bool = False) -> Competition:
+    """The competition ``ref`` (an id, or ``id@N`` for version N).
+
+    Without a version it is the published definition (version 1), so that a score is comparable
+    with the paper and the leaderboard; ``latest=True`` selects the newest version instead (the
+    corrected data and metric). An explicit ``@N`` or ``version`` always wins.
+    """
+    match = _REF.match(ref.strip())
+    if not match:
+        raise UnknownCompetitionError(ref, _suggest(ref))
+    if match["version"] is not None:
+        if version is not None and version != int(match["version"]):
+            raise UsageError(f"{ref!r} names version {match['version']} but version {version} was asked for too")
+        version = int(match["version"])
+    if version is None and not latest:
+        version = PUBLISHED_VERSION
+    return _build(_read_declaration(match["id"]), version)
+
+
+def ids() -> list[str]:
+    """Every registered competition id, sorted."""
+    return sorted(p.name for p in COMPETITIONS_DIR.iterdir() if (p / "competition.yaml").is_file())
+
+
+@cache
+def _splits() -> dict[str, tuple[str, ...]]:
+    raw = yaml.load((COMPETITIONS_DIR / "splits.yaml").read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    splits = {name: tuple(members) for name, members in raw.items()}
+    splits["lite"] = splits["low"]
+    splits["all"] = tuple(ids())
+    return splits
+
+
+def split_ids(name: str) -> list[str]:
+    """The competition ids of a named split (low/lite, medium, high, split75, dev, systemcard, all)."""
+    splits = _splits()
+    if name not in splits:
+        close = difflib.get_close_matches(name, list(splits), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UsageError(f"Unknown split {name!r}.{hint} Known splits: {', '.join(sorted(splits))}")
+    return list(splits[name])
+
+
+def load_all(split: str = "all", *, latest: bool = False) -> list[Competition]:
+    """Every competition of a split, at the published version (the newest with ``latest=True``)."""
+    return [get(cid, latest=latest) for cid in split_ids(split)]
+
+
+def _suggest(name: str) -> list[str]:
+    known = ids()
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    if not close:
+        close = [k for k in known if name.lower() in k.lower()][:3]
+    return close
