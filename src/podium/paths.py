@@ -145,10 +145,13 @@ class RunPaths:
         return {"submission": self.submission, "code": self.code, "logs": self.logs, "home": self.home}
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one, never half."""
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> Path:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one, never half
+    (readable by its owner only, unless ``mode`` says otherwise, e.g. 0o644 for a report to share)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if mode is not None:
+        os.fchmod(fd, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -132,6 +132,7 @@ class RunRecord:
     podium_version: str | None = None
     started_at: str | None = None
     limits: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None  # the description the agent was given: original | obfuscated | other
     error: str | None = None
     finished_at: str | None = None
     agent_result: dict[str, Any] | None = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from podium.errors import UsageError
 
 if TYPE_CHECKING:
+    from podium.agents import AgentSpec
     from podium.run import Batch, RunConfig
 
 __all__ = [
@@ -238,17 +239,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from podium import registry
-    from podium.agents import load_agent
     from podium.data.prepare import prepare_offline
     from podium.paths import default_data_dir
-    from podium.run import RunConfig, run_batch
+    from podium.run import run_batch
 
     refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
     comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
     if not comps:
         raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    agent = load_agent(args.agent)
+    agents = [_agent(args, name) for name in (args.agent or ["baseline"])]
+    groups = _groups(args.run_group, [a.name for a in agents])
+    prepare_offline(comps, data_dir)
+    status = 0
+    for agent, group in zip(agents, groups, strict=True):
+        if len(agents) > 1:
+            print(f"== agent {agent.name}: run group {group} ==", flush=True)
+        config = _run_config(args, agent, group, data_dir)
+        batch = run_batch(config, comps, redo=args.redo)
+        status = max(status, _report_batch(config, batch))
+        if batch.interrupted:
+            return EXIT_INTERRUPTED
+    if len(agents) > 1:
+        _compare_groups(Path(args.runs_dir), groups)
+    return status
+
+
+def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
+    """The agent ``name`` with the command's model options applied."""
+    from podium.agents import load_agent
+
+    agent = load_agent(name)
     chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url, "max_cost_usd": args.max_cost}
     if any(v is not None for v in chosen.values()):
         from dataclasses import replace
@@ -257,12 +278,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         llm = agent.llm.override(**chosen) if agent.llm is not None else LLMConfig.from_options(**chosen)
         agent = replace(agent, llm=llm)
+    return agent
+
+
+def _groups(run_group: str, names: list[str]) -> list[str]:
+    """One run group per agent: the group itself for one agent, ``GROUP-NAME`` for each of several."""
+    if len(names) == 1:
+        return [run_group]
+    if len(set(names)) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise UsageError(f"--agent names {', '.join(repeated)} more than once; give each agent once")
+    return [f"{run_group}-{name}" for name in names]
+
+
+def _run_config(args: argparse.Namespace, agent: AgentSpec, group: str, data_dir: Path) -> RunConfig:
+    from podium.run import RunConfig
+
     cpus = args.cpus if args.cpus is not None else agent.cpus
     here = len(os.sched_getaffinity(0))
     if cpus is not None and cpus > here:
         print(f"podium: warning: {cpus:g} CPUs per run, but this machine gives podium {here}", file=sys.stderr)
-    prepare_offline(comps, data_dir)
-    config = RunConfig(
+    return RunConfig(
         agent=agent,
         seeds=args.seeds,
         time_limit=args.time_limit,
@@ -271,14 +307,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         memory_bytes=args.memory if args.memory is not None else agent.memory_bytes,
         disk_bytes=args.disk if args.disk is not None else agent.disk_bytes,
         gpus=args.gpus if args.gpus is not None else (agent.gpus or 0),
-        run_group=args.run_group,
+        run_group=group,
         data_dir=data_dir,
         runs_dir=Path(args.runs_dir),
         workers=args.workers,
         env_profile=args.env,
     )
-    batch = run_batch(config, comps, redo=args.redo)
-    return _report_batch(config, batch)
+
+
+def _compare_groups(runs_dir: Path, groups: list[str]) -> None:
+    """After a run of several agents: `podium report` over their groups (pass@k, the comparisons)."""
+    from podium.report import build_report, load_inputs, render
+
+    paths = [str(runs_dir / group) for group in groups]
+    try:
+        report = build_report(load_inputs(paths))
+    except UsageError as exc:
+        print(f"podium: no report across the agents: {exc}", file=sys.stderr)
+        return
+    print(render(report, "text"))
+    print(f"the same, with every run and an HTML file: podium report {' '.join(paths)} --output report.html")
 
 
 def _report_batch(config: RunConfig, batch: Batch) -> int:
@@ -314,14 +362,34 @@ def cmd_example(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from podium.paths import write_atomic
+    from podium.paths import default_data_dir, write_atomic
     from podium.report import build_report, load_inputs, render
 
-    inputs = load_inputs(args.paths, args.label or ())
-    report = build_report(inputs, split=args.split, seeds=args.seeds, pad_missing=args.pad_missing)
-    text = render(report, args.format)
+    fmt = args.format
+    if fmt is None:
+        suffix = Path(args.output).suffix.lower().lstrip(".") if args.output else ""
+        fmt = {"htm": "html", "markdown": "md", "txt": "text"}.get(suffix, suffix)
+        fmt = fmt if fmt in ("text", "md", "json", "csv", "html") else "text"
+    if fmt == "html" and not args.output:
+        raise UsageError("--format html writes one file: name it with --output FILE.html")
+    if args.hours and not args.time_scaling:
+        raise UsageError("--hours sets the time points of --time-scaling: pass --time-scaling too")
+    by = [part.strip() for part in args.by.split(",") if part.strip()] if args.by else []
+    inputs = load_inputs(args.paths, args.label or (), by)
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    report = build_report(
+        inputs,
+        split=args.split,
+        seeds=args.seeds,
+        pad_missing=args.pad_missing,
+        compare=args.compare or (),
+        time_scaling=data_dir if args.time_scaling else None,
+        hours=args.hours,
+    )
+    links_from = str(Path(args.output).resolve().parent) if args.output else None
+    text = render(report, fmt, links_from=links_from)
     if args.output:
-        write_atomic(Path(args.output), text)
+        write_atomic(Path(args.output), text, mode=0o644)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

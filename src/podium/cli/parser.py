@@ -88,6 +88,19 @@ def _count(least: int, what: str) -> Callable[[str], int]:
     return parse
 
 
+def _hours(text: str) -> list[float]:
+    """``1,2,4.5``: positive hours, for ``report --hours``."""
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"give hours as numbers separated by commas, e.g. 1,2,4,8,24; got {text!r}"
+        ) from None
+    if not values or any(not v > 0 or v != v or v == float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"give positive hours, e.g. 1,2,4,8,24; got {text!r}")
+    return values
+
+
 #: Options of `run` whose values may look like options (a negative number): ``--time-limit -5m``.
 _VALUE_OPTIONS = ("--time-limit", "--memory", "--disk", "--cpus", "--seeds", "--workers", "--gpus")
 
@@ -185,7 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "run", help="run an agent on competitions in a sandbox, grade, and report (default: the offline practice suite)"
     )
-    p.add_argument("--agent", default="baseline", help="a built-in agent (dummy, baseline) or a folder with agent.yaml")
+    p.add_argument(
+        "--agent",
+        action="append",
+        help="a built-in agent (dummy, baseline, search, aide) or a folder with agent.yaml; repeat it to run "
+        "several agents, each in its own run group GROUP-NAME, compared at the end (default: baseline)",
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument("--competitions", help="comma-separated competition ids")
     which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
@@ -329,7 +347,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds"
     )
     p.add_argument("--seeds", type=int, default=-1, metavar="N", help="use the first N seeds (default: -1, every seed)")
-    p.add_argument("--format", default="text", choices=["text", "md", "json"], help="output format (default: text)")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=["text", "md", "json", "csv", "html"],
+        help="output format: text, md, json, csv (one row per run) or html (one self-contained file) "
+        "(default: text, or the --output file's suffix)",
+    )
     p.add_argument("--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument(
         "--label",
@@ -337,5 +361,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the label of the rows: once for all PATHs (pooled, read in sorted path order) or once per PATH",
     )
+    p.add_argument(
+        "--by",
+        default=None,
+        metavar="FIELDS",
+        help="label every run by these of its settings instead, pooling runs of any PATH that share them: "
+        "comma-separated, of agent, group, model, time_limit, hardware, description",
+    )
+    p.add_argument(
+        "--compare",
+        action="append",
+        metavar="A,B",
+        help="compare label A with label B on the competitions both ran (repeatable; default: every label "
+        "against the first)",
+    )
+    p.add_argument(
+        "--time-scaling",
+        action="store_true",
+        help="grade each run's best-so-far snapshots at each hour (needs the prepared answers; see --data-dir)",
+    )
+    p.add_argument(
+        "--hours",
+        default=None,
+        metavar="H,H,...",
+        type=_hours,
+        help="the time points of --time-scaling, in hours, e.g. 1,2,4,8,24 (default: every hour of the time "
+        "limit, or ten even steps of a limit under two hours)",
+    )
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=commands.cmd_report)
     return parser

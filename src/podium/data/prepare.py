@@ -36,6 +36,7 @@ __all__ = [
     "PrepareError",
     "PrepareOutcome",
     "check_invariants",
+    "description_variant",
     "needs_download",
     "prepare_competition",
     "prepare_many",
@@ -163,6 +164,20 @@ def _description(competition: Competition, obfuscated: bool) -> Path | None:
     name = "description_obfuscated.md" if obfuscated else "description.md"
     path = competition.folder / name
     return path if path.is_file() else None
+
+
+def description_variant(competition: Competition, data_dir: Path) -> str | None:
+    """Which description the prepared data gives the agent: ``original``, ``obfuscated`` (prepared with
+    ``--obfuscated``), ``other`` (neither file), or None where the data has no description."""
+    try:
+        given = (CompetitionPaths(data_dir, competition.id).public / "description.md").read_bytes()
+    except OSError:
+        return None
+    for variant, obfuscated in (("original", False), ("obfuscated", True)):
+        path = _description(competition, obfuscated)
+        if path is not None and path.read_bytes() == given:
+            return variant
+    return "other"
 
 
 def prepare_competition(

@@ -53,6 +53,7 @@ __all__ = [
     "podium_view",
     "published",
     "published_numbers",
+    "runs_by_competition",
     "t_quantile",
 ]
 
@@ -104,6 +105,18 @@ def names_text(ids: Sequence[str], most: int | None = None) -> str:
     return f"{', '.join(ids[:most])} and {len(ids) - most} more"
 
 
+def runs_by_competition(
+    runs: Iterable[Mapping[str, Any]], competition_ids: Sequence[str]
+) -> defaultdict[str, list[Mapping[str, Any]]]:
+    """The runs of each of ``competition_ids``, in reading order (others are left out)."""
+    wanted = set(competition_ids)
+    out: defaultdict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for run in runs:
+        if run["competition_id"] in wanted:
+            out[run["competition_id"]].append(run)
+    return out
+
+
 def build_seeds(
     runs: Iterable[Mapping[str, Any]],
     competition_ids: Sequence[str],
@@ -122,11 +135,7 @@ def build_seeds(
         raise AggregationError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
     if not competition_ids:
         raise AggregationError(f"split {split} has no competitions")
-    wanted = set(competition_ids)
-    per_competition: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for run in runs:
-        if run["competition_id"] in wanted:
-            per_competition[run["competition_id"]].append(run)
+    per_competition = runs_by_competition(runs, competition_ids)
     missing = [cid for cid in competition_ids if not per_competition[cid]]
     if missing and not pad_missing:
         raise AggregationError(

@@ -1,9 +1,9 @@
 """`podium report`'s data: every label's numbers on every split, in one JSON-ready document.
 
-JSON (``--format json``), schema ``podium-report/1``::
+JSON (``--format json``), schema ``podium-report/2``::
 
     {
-      "schema": "podium-report/1",
+      "schema": "podium-report/2",
       "aggregation": "...",                      # the rules, in words
       "pad_missing": false, "seeds": -1,         # the options
       "splits": {SPLIT: {"title": "low (lite)", "competitions": 22}, ...},
@@ -11,9 +11,21 @@ JSON (``--format json``), schema ``podium-report/1``::
         LABEL: {
           "kind": "podium run group" | "grading report",
           "paths": [...], "runs": 66, "notes": ["..."],
+          "cost": {"runs", "medals", "llm_calls", "input_tokens", "output_tokens", "cost_usd",
+                   "priced_runs", "gpu_hours", "runtime_hours", "cost_usd_per_run",
+                   "cost_usd_per_medal", "gpu_hours_per_medal", "runtime_hours_per_medal"},
+          "competitions": [{"competition_id", "competition_version", "metric", "higher_is_better",
+                            "leaderboard", "medals", "mean_percentile", "harness_failures",
+                            "agent_failures",
+                            "runs": [{"seed", "score", "percentile", "rank", "n_teams", "medal",
+                                      "above_median", "valid_submission", "runtime_s", "exit_code",
+                                      "status", "failure", "failure_kind", "cost_usd", "run_dir"}]}],
           "splits": {
             SPLIT: {
               "runs": 66,                                # runs of the split's competitions read
+              "pass_at_k": {"k": [1, 2, 3], "competitions": 22,
+                            "curves": {"any_medal" | "above_median" | "valid_submission": [%, ...]}}
+                           | {"error": "..."},
               "definitions": "published definitions (version 1 of every competition, ...)",
               "published": {                     # the published script's JSON output, key for key
                 "num_seeds_averaged": 3, "num_competitions_per_seed": 22,
@@ -24,8 +36,23 @@ JSON (``--format json``), schema ``podium-report/1``::
               "podium": null | {"num_seeds": 3, "runs": 66, "harness_failures": 1,
                                 "agent_failures": 5, "padded": 0, "unused_runs": 0,
                                 "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}}
-            }}}}
+            }}}},
+      "comparisons": [{"a": LABEL, "b": LABEL, "competitions": 22,
+                       "values": {"any_medal" | "percentile": {      # A minus B, in points of %
+                          "competitions", "mean_a", "mean_b", "mean_difference",
+                          "per_competition": [{"competition_id", "a", "b", "difference", "runs_a", "runs_b"}],
+                          "bootstrap": {"confidence", "lower", "upper", "resamples", "seed"},
+                          "sign_test": {"wins", "losses", "ties", "p"},
+                          "permutation": {"p", "method"}}}}],
+      "time_scaling": null | {"hours": [1, 2, ...], "labels": {LABEL: {"runs", "runs_with_snapshots",
+                       "points": [{"hours", "any_medal_percentage", "above_median_percentage",
+                                   "valid_submissions_percentage", "mean_percentile"}]}}}
     }
+
+``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
+comparisons of :mod:`podium.report.stats` (each label against the first unless ``--compare``
+names the pairs), ``time_scaling`` the best-so-far snapshots graded hour by hour
+(:mod:`podium.report.timescale`; only with ``--time-scaling``).
 
 METRIC is one of the published keys: ``total_competitions`` (published block only),
 ``submission_exists_percentage``, ``valid_submissions_percentage``, ``above_median_percentage``,
@@ -45,6 +72,7 @@ from podium.errors import UsageError
 from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
+from podium.report.sections import comparison_pairs, comparisons, costs, pass_at_k_curves, per_competition
 
 __all__ = ["TITLES", "build_report"]
 
@@ -69,9 +97,19 @@ def _split_ids(name: str) -> tuple[str, list[str]]:
 
 
 def build_report(
-    inputs: Sequence[LabelInput], *, split: str | None = None, seeds: int = -1, pad_missing: bool = False
+    inputs: Sequence[LabelInput],
+    *,
+    split: str | None = None,
+    seeds: int = -1,
+    pad_missing: bool = False,
+    compare: Sequence[str] = (),
+    time_scaling: Path | None = None,
+    hours: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
+
+    ``compare`` names the pairs to compare (``A,B``); ``time_scaling`` is the data dir to grade the
+    runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit).
 
     With ``split`` named, a label that the published rules cannot aggregate over it is an error;
     without, such a cell carries the reason and the other splits are still given.
@@ -85,7 +123,7 @@ def build_report(
         ran = {run["competition_id"] for item in inputs for run in item.runs}
         chosen += [(name, ids) for name in _EXTRA_SPLITS if ran & set(ids := registry.split_ids(name))]
     report: dict[str, Any] = {
-        "schema": "podium-report/1",
+        "schema": "podium-report/2",
         "aggregation": RULES,
         "pad_missing": pad_missing,
         "seeds": seeds,
@@ -101,6 +139,8 @@ def build_report(
             "paths": item.paths,
             "runs": len(item.runs),
             "notes": item.notes,
+            "cost": costs(item.runs),
+            "competitions": per_competition(item.runs),
             "splits": cells,
         }
     every = [(label, key, c) for label, v in report["labels"].items() for key, c in v["splits"].items()]
@@ -108,6 +148,16 @@ def build_report(
         # nothing to show: say why for the split the runs cover best (most runs, then the smallest split)
         label, _, cell = max(every, key=lambda x: (x[2]["runs"], -report["splits"][x[1]]["competitions"]))
         raise AggregationError(f"{label}: {cell['published']['error']}")
+    by_label = {item.label: item.runs for item in inputs}
+    labels = list(by_label)
+    report["comparisons"] = (
+        comparisons(by_label, comparison_pairs(labels, compare)) if len(labels) > 1 or compare else []
+    )
+    report["time_scaling"] = None
+    if time_scaling is not None:
+        from podium.report.timescale import time_scaling as graded_over_time
+
+        report["time_scaling"] = graded_over_time(by_label, time_scaling, hours)
     return report
 
 
@@ -118,6 +168,7 @@ def _cell(
     in_split = [r for r in item.runs if r["competition_id"] in wanted]
     cell: dict[str, Any] = {
         "runs": len(in_split),
+        "pass_at_k": pass_at_k_curves(item.runs, ids, pad_missing=pad_missing),
         "definitions": definitions(in_split),
         "published": None,
         "corrected": None,

@@ -18,6 +18,7 @@ Inputs that share a label are pooled the way the published script pools the file
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 from podium.errors import UsageError
 from podium.records import RunRecord
 from podium.report.aggregate import FLAGS, names_text
+from podium.report.details import LABEL_FIELDS, grading_report_details, label_of, record_details
 
 __all__ = ["LabelInput", "load_inputs"]
 
@@ -57,7 +59,7 @@ def _flags(report: Mapping[str, Any]) -> dict[str, bool]:
     return {flag: bool(report.get(flag)) for flag in FLAGS}
 
 
-def _grading_report(path: Path) -> _Source:
+def _grading_report(path: Path, cache: dict[tuple[str, int], Any]) -> _Source:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -79,20 +81,29 @@ def _grading_report(path: Path) -> _Source:
                 "other_versions": list(report.get("other_versions") or []),
                 "harness_failure": None,
                 "padded": False,
+                **grading_report_details(report, cache),
             }
         )
     return _Source(str(path), "grading report", path.stem, runs)
 
 
 def _record_files(group: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in group.glob("*/*/record.json")
-        if not p.parent.name.startswith(".") and not p.parent.parent.name.startswith(".")
-    )
+    """``<competition>/<seed>/record.json`` of every finished run (no staging folder), in path order."""
+    found = []
+    with os.scandir(group) as competitions:
+        for competition in competitions:
+            if competition.name.startswith(".") or not competition.is_dir():
+                continue
+            with os.scandir(competition.path) as seeds:
+                for seed in seeds:
+                    if not seed.name.startswith(".") and os.path.isfile(
+                        record := os.path.join(seed.path, "record.json")
+                    ):
+                        found.append(record)
+    return [Path(p) for p in sorted(found)]
 
 
-def _podium_group(group: Path) -> list[_Source]:
+def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Source]:
     """One source per agent of a run group; each competition's runs in ascending seed number."""
     by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in _record_files(group):
@@ -111,8 +122,10 @@ def _podium_group(group: Path) -> list[_Source]:
                 "other_versions": list(grade.get("other_versions") or []),
                 "harness_failure": record.harness_failure(),
                 "padded": False,
+                **record_details(data, path, cache),
                 "seed": int(record.seed),
                 "run_group": str(record.run_group),
+                "agent": str(record.agent),
             }
         )
     sources = []
@@ -132,31 +145,52 @@ def _gap_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"seed numbers with gaps close up (the i-th smallest seed is the i-th report): {names_text(gaps, 5)}"]
 
 
-def _read_path(text: str) -> list[_Source]:
+def _read_path(text: str, cache: dict[tuple[str, int], Any]) -> list[_Source]:
     path = Path(text)
     fix = "give a podium run group folder (RUNS/<group>), a runs folder, an MLE-bench grading-report JSON file or a folder of them"
     if not path.exists():
         raise UsageError(f"{text}: no such file or folder; {fix}")
     if path.is_file():
-        return [_grading_report(path)]
+        return [_grading_report(path, cache)]
     if _record_files(path):
-        return _podium_group(path)
+        return _podium_group(path, cache)
     groups = [g for g in sorted(path.iterdir()) if g.is_dir() and not g.name.startswith(".") and _record_files(g)]
     if groups:
-        return [source for group in groups for source in _podium_group(group)]
+        return [source for group in groups for source in _podium_group(group, cache)]
     files = sorted(p for p in path.glob("*grading_report*.json") if p.is_file()) or sorted(
         p for p in path.glob("*.json") if p.is_file()
     )
     if not files:
         raise UsageError(f"{text}: holds no run records (<competition>/<seed>/record.json) and no JSON files; {fix}")
-    sources = [_grading_report(p) for p in files]
+    sources = [_grading_report(p, cache) for p in files]
     for source in sources:
         source.label = path.resolve().name
     return sources
 
 
-def load_inputs(paths: Sequence[str], labels: Sequence[str] = ()) -> list[LabelInput]:
-    """Read every PATH and pool the sources by label (see the module docstring)."""
+def _split_by(sources: Sequence[_Source], by: tuple[str, ...]) -> list[_Source]:
+    """Each source cut into one per label that ``by`` gives its runs (a run group's runs share their settings,
+    so a group usually stays whole)."""
+    out = []
+    for source in sources:
+        parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for run in source.runs:
+            parts[label_of(run, by)].append(run)
+        for label, runs in parts.items():
+            out.append(
+                _Source(
+                    source.path, source.kind, label, runs, _gap_notes(runs) if runs[0].get("seed") is not None else []
+                )
+            )
+    return out
+
+
+def load_inputs(paths: Sequence[str], labels: Sequence[str] = (), by: Sequence[str] = ()) -> list[LabelInput]:
+    """Read every PATH and pool the sources by label (see the module docstring).
+
+    ``by`` (fields of :data:`podium.report.details.LABEL_FIELDS`) labels every run by those of its
+    settings instead: runs of any PATH with the same values are pooled under one label.
+    """
     if not paths:
         raise UsageError("name at least one PATH: a podium run group folder or an MLE-bench grading report")
     if labels and len(labels) not in (1, len(paths)):
@@ -164,8 +198,16 @@ def load_inputs(paths: Sequence[str], labels: Sequence[str] = ()) -> list[LabelI
             f"{len(labels)} --label value(s) for {len(paths)} PATH(s); give --label once (one label for all) "
             "or once per PATH, in the same order"
         )
-    per_path = [_read_path(p) for p in paths]
-    if labels:
+    unknown = [field for field in by if field not in LABEL_FIELDS]
+    if unknown:
+        raise UsageError(f"--by {','.join(by)}: unknown field(s) {unknown}; use some of {', '.join(LABEL_FIELDS)}")
+    if labels and by:
+        raise UsageError("--label and --by both name the labels; give one of them")
+    cache: dict[tuple[str, int], Any] = {}
+    per_path = [_read_path(p, cache) for p in paths]
+    if by:
+        per_path = [_split_by(sources, tuple(by)) for sources in per_path]
+    elif labels:
         for index, sources in enumerate(per_path):
             for source in sources:
                 source.label = labels[0] if len(labels) == 1 else labels[index]

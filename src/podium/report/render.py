@@ -1,16 +1,18 @@
-"""`podium report` as text (fits 100 columns), Markdown or JSON, from :func:`podium.report.build.build_report`."""
+"""`podium report` as text (fits 100 columns), Markdown, JSON, CSV (one row per run) or HTML, from
+:func:`podium.report.build.build_report`."""
 
 from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from podium.errors import UsageError
 from podium.report.aggregate import METRICS, RATE_KEYS
+from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
 
-__all__ = ["render"]
+__all__ = ["FORMATS", "render"]
 
 _SHORT = {
     "submission_exists_percentage": "made sub.",
@@ -21,18 +23,29 @@ _SHORT = {
     "bronze_medal_percentage": "bronze",
     "any_medal_percentage": "any medal",
 }
-_WIDTH = 100
 
 
-def render(report: Mapping[str, Any], fmt: str) -> str:
-    """The report as ``text`` (fits 100 columns), ``md`` or ``json``."""
+FORMATS = ("text", "md", "json", "csv", "html")
+
+
+def render(report: Mapping[str, Any], fmt: str, *, links_from: str | None = None) -> str:
+    """The report as ``text`` (fits 100 columns), ``md``, ``json``, ``csv`` or ``html`` (one file that
+    needs no network; its links to run folders are relative to the folder ``links_from``)."""
     if fmt == "json":
-        return json.dumps(report, indent=2) + "\n"
+        return json.dumps(report) + "\n"  # one line: the C encoder (indent= would take the slow one)
     if fmt == "md":
         return _markdown(report)
     if fmt == "text":
         return _text(report)
-    raise UsageError(f"--format {fmt}: pass text, md or json")
+    if fmt == "csv":
+        from podium.report.flat import runs_csv
+
+        return runs_csv(report)
+    if fmt == "html":
+        from podium.report.html import html_report
+
+        return html_report(report, links_from=links_from)
+    raise UsageError(f"--format {fmt}: pass one of {', '.join(FORMATS)}")
 
 
 def _pm(metric: Mapping[str, Any]) -> str:
@@ -43,7 +56,7 @@ def _interval(low: float | None, high: float | None) -> str:
     return "-" if low is None or high is None else f"[{low:.1f}, {high:.1f}]"
 
 
-def _definitions_lines(report: Mapping[str, Any], key: str, which: str, prefix: str, width: int = _WIDTH) -> list[str]:
+def _definitions_lines(report: Mapping[str, Any], key: str, which: str, prefix: str, width: int = WIDTH) -> list[str]:
     """The definitions the split's numbers were graded by: one line if the labels share them, else one per label."""
     per_label = {}
     for label, data in report["labels"].items():
@@ -61,28 +74,6 @@ def _definitions_lines(report: Mapping[str, Any], key: str, which: str, prefix: 
     return lines
 
 
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Columns padded to their widths; the first column left-aligned, the rest right-aligned.
-
-    A first cell too long for 100 columns goes on its own line above its row.
-    """
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(1, len(header))]
-    rest = sum(w + 2 for w in widths)
-    first = min(max(len(r[0]) for r in [header, *rows]), max(8, _WIDTH - rest))
-
-    def line(row: Sequence[str]) -> str:
-        cells = [row[0].ljust(first)] + [c.rjust(w) for c, w in zip(row[1:], widths, strict=True)]
-        return "  ".join(cells).rstrip()
-
-    out = [line(header)]
-    for row in rows:
-        if len(row[0]) > first:
-            out.append(row[0])
-            row = ["", *row[1:]]
-        out.append(line(row))
-    return out
-
-
 def _text(report: Mapping[str, Any]) -> str:
     labels = report["labels"]
     options = "missing runs padded as failures" if report["pad_missing"] else "complete seeds only"
@@ -90,7 +81,7 @@ def _text(report: Mapping[str, Any]) -> str:
     lines = textwrap.wrap(
         f"podium report: {len(labels)} label(s), the published MLE-bench aggregation (seed i = each competition's "
         f"i-th report; {options}; {seeds}). Cells: % of the split's competitions, mean±SEM over seeds.",
-        _WIDTH,
+        WIDTH,
     )
     empty = []
     for key, split in report["splits"].items():
@@ -112,12 +103,13 @@ def _text(report: Mapping[str, Any]) -> str:
             lines += _published_text({k: c for k, c in cells.items() if c["corrected"]}, "corrected")
         lines += _headline_text(cells)
     if empty:
-        lines += ["", *textwrap.wrap(f"No runs in split(s): {', '.join(empty)}.", _WIDTH)]
+        lines += ["", *textwrap.wrap(f"No runs in split(s): {', '.join(empty)}.", WIDTH)]
+    lines += text_sections(report)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:
         lines += ["", "Notes:"]
         for label, note in notes:
-            lines += textwrap.wrap(f"{label}: {note}", _WIDTH, initial_indent="  ", subsequent_indent="    ")
+            lines += textwrap.wrap(f"{label}: {note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines) + "\n"
 
 
@@ -145,7 +137,7 @@ def _headline_text(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
         "and of the agent, missing runs padded, and the rate without the harness's failures with a Student t "
         "interval (n-1 df):"
     )
-    return ["", *textwrap.wrap(intro, _WIDTH), *_text_table(header, rows)]
+    return ["", *textwrap.wrap(intro, WIDTH), *text_table(header, rows)]
 
 
 def _published_text(cells: Mapping[str, Mapping[str, Any]], which: str) -> list[str]:
@@ -157,10 +149,10 @@ def _published_text(cells: Mapping[str, Mapping[str, Any]], which: str) -> list[
             errors.append((label, block["error"] if cell["runs"] else "no runs of this split"))
             continue
         rows.append([label, str(block["num_seeds_averaged"]), *(_pm(block["metrics"][k]) for k in RATE_KEYS)])
-    lines = _text_table(header, rows) if rows else []
+    lines = text_table(header, rows) if rows else []
     for label, error in errors:  # at most three lines each here; --format json has the whole message
-        wrapped = textwrap.wrap(f"{label}: not aggregated: {error}", _WIDTH, subsequent_indent="  ")
-        lines += wrapped if len(wrapped) <= 3 else [*wrapped[:2], wrapped[2][: _WIDTH - 4] + " ..."]
+        wrapped = textwrap.wrap(f"{label}: not aggregated: {error}", WIDTH, subsequent_indent="  ")
+        lines += wrapped if len(wrapped) <= 3 else [*wrapped[:2], wrapped[2][: WIDTH - 4] + " ..."]
     return lines
 
 
@@ -185,7 +177,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
         cells = {label: data["splits"][key] for label, data in labels.items()}
         lines += ["", f"## {split['title']}: {split['competitions']} competitions", ""]
         lines += _definitions_lines(report, key, "published", "Published rules; definitions: ", 10**6)
-        lines += ["", _md_row(["label", "seeds", *rate_head]), _md_row(["---"] * (2 + len(rate_head)))]
+        lines += ["", md_row(["label", "seeds", *rate_head]), md_row(["---"] * (2 + len(rate_head)))]
         errors = []
         for label, cell in cells.items():
             pub = cell["published"]
@@ -193,7 +185,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
                 errors.append(f"- {label}: not aggregated: {pub['error']}")
                 continue
             values = [_md_metric(pub["metrics"][k], "ci_lower", "ci_upper") for k in RATE_KEYS]
-            lines.append(_md_row([label, str(pub["num_seeds_averaged"]), *values]))
+            lines.append(md_row([label, str(pub["num_seeds_averaged"]), *values]))
         if errors:
             lines += ["", *errors]
         corrected = {label: c["corrected"] for label, c in cells.items() if c["corrected"]}
@@ -209,10 +201,10 @@ def _markdown(report: Mapping[str, Any]) -> str:
                 ),
                 "",
             ]
-            lines += [_md_row(["label", "seeds", *rate_head]), _md_row(["---"] * (2 + len(rate_head)))]
+            lines += [md_row(["label", "seeds", *rate_head]), md_row(["---"] * (2 + len(rate_head)))]
             for label, block in corrected.items():
                 values = [_md_metric(block["metrics"][k], "ci_lower", "ci_upper") for k in RATE_KEYS]
-                lines.append(_md_row([label, str(block["num_seeds_averaged"]), *values]))
+                lines.append(md_row([label, str(block["num_seeds_averaged"]), *values]))
         own = {label: c["podium"] for label, c in cells.items() if c["podium"]}
         if own:
             lines += [
@@ -222,11 +214,12 @@ def _markdown(report: Mapping[str, Any]) -> str:
                 "",
             ]
             head = ["label", "seeds", "runs", "harness failures", "agent failures", "padded", *rate_head]
-            lines += [_md_row(head), _md_row(["---"] * len(head))]
+            lines += [md_row(head), md_row(["---"] * len(head))]
             for label, view in own.items():
                 counts = [str(view[k]) for k in ("num_seeds", "runs", "harness_failures", "agent_failures", "padded")]
                 values = [_md_metric(view["metrics"][k], "t_lower", "t_upper") for k in RATE_KEYS]
-                lines.append(_md_row([label, *counts, *values]))
+                lines.append(md_row([label, *counts, *values]))
+    lines += md_sections(report)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {label}: {note}" for label, note in notes]
@@ -235,7 +228,3 @@ def _markdown(report: Mapping[str, Any]) -> str:
         f"- {label} ({data['kind']}, {data['runs']} runs): {', '.join(data['paths'])}" for label, data in labels.items()
     ]
     return "\n".join(lines) + "\n"
-
-
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"

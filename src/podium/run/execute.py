@@ -26,6 +26,7 @@ from typing import Any
 from podium import __version__, owner
 from podium.agents import LLMConfig, instructions
 from podium.competition import Competition
+from podium.data.prepare import description_variant
 from podium.environments import ENV_MOUNT
 from podium.errors import PodiumError
 from podium.grading import grade_isolated
@@ -64,6 +65,7 @@ def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: 
             "gpu_ids": list(gpu_ids),
             "disk_bytes": config.disk_bytes,
         },
+        description=description_variant(competition, config.data_dir),
     )
 
 

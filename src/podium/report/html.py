@@ -1,0 +1,281 @@
+"""`podium report --format html`: one self-contained file (styles, SVG figures and the report's JSON
+inline; nothing fetched when it opens).
+
+Every number shown from the report carries ``data-json-path`` (a JSON pointer, RFC 6901, into the
+report's JSON, which the file also holds in ``<script id="podium-report">``) and ``data-value``
+(the number itself), so a reader or a test can check any cell against the data it came from.
+Links to run folders are relative to the folder the file is written to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from podium.report.aggregate import METRICS, RATE_KEYS
+from podium.report.figures import cost_figure, heatmap_figure, pass_at_k_figure, time_scaling_figure
+from podium.report.sections import COMPARED, PASS_FLAGS
+from podium.report.tables import RUN_HEAD
+
+__all__ = ["html_report", "pointer"]
+
+
+def pointer(*parts: object) -> str:
+    """The JSON pointer of a value (``/labels/a~1b/splits/low``: ``/`` in a key is ``~1``, ``~`` is ``~0``)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _cell(value: float | int | None, path: str | None, text: str | None = None, digits: int = 1) -> dict[str, Any]:
+    if value is None:
+        return {"text": "-", "value": "", "path": None}
+    shown = text if text is not None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+    return {"text": shown, "value": json.dumps(value), "path": path}
+
+
+def _headline(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    splits = []
+    for key, split in report["splits"].items():
+        rows = []
+        words = ""
+        for label, data in report["labels"].items():
+            cell = data["splits"][key]
+            if not cell["runs"]:
+                continue
+            words = words or cell["definitions"]
+            published = cell["published"]
+            if "error" in published:
+                rows.append({"label": label, "error": published["error"]})
+                continue
+            base = ("labels", label, "splits", key, "published")
+            cells = []
+            for metric in RATE_KEYS:
+                m = published["metrics"][metric]
+                cells.append(
+                    {
+                        **_cell(m["mean"], pointer(*base, "metrics", metric, "mean")),
+                        "text": f"{m['mean']:.1f} ± {m['standard_error']:.1f}",
+                        "title": f"95% interval [{m['ci_lower']:.1f}, {m['ci_upper']:.1f}]",
+                    }
+                )
+            own = cell["podium"]
+            mine = own["metrics"]["any_medal_percentage"] if own else None
+            if mine is None:
+                podium_text = "-"
+            elif mine["t_lower"] is None:
+                podium_text = f"{mine['mean']:.1f} (one seed)"
+            else:
+                podium_text = f"{mine['mean']:.1f} [{mine['t_lower']:.1f}, {mine['t_upper']:.1f}]"
+            seeds = published["num_seeds_averaged"]
+            rows.append(
+                {
+                    "label": label,
+                    "error": None,
+                    "seeds": _cell(seeds, pointer(*base, "num_seeds_averaged")),
+                    "cells": cells,
+                    "podium": podium_text
+                    + (f"; {own['harness_failures']} harness failure(s)" if own and own["harness_failures"] else ""),
+                }
+            )
+        if rows:
+            splits.append(
+                {
+                    "key": key,
+                    "title": split["title"],
+                    "competitions": split["competitions"],
+                    "rows": rows,
+                    "definitions": words,
+                }
+            )
+    return splits
+
+
+def _pass_rows(report: Mapping[str, Any]) -> tuple[list[int], list[dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    longest: list[int] = []
+    for label, data in report["labels"].items():
+        for key, cell in data["splits"].items():
+            block = cell.get("pass_at_k") or {}
+            if "curves" not in block or not cell["runs"]:
+                continue
+            longest = block["k"] if len(block["k"]) > len(longest) else longest
+            for flag, words in PASS_FLAGS.items():
+                cells = [
+                    _cell(v, pointer("labels", label, "splits", key, "pass_at_k", "curves", flag, i))
+                    for i, v in enumerate(block["curves"][flag])
+                ]
+                rows.append({"label": label, "split": report["splits"][key]["title"], "flag": words, "cells": cells})
+    for row in rows:
+        row["cells"] += [_cell(None, None)] * (len(longest) - len(row["cells"]))
+    return list(longest), rows
+
+
+def _comparisons(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for index, c in enumerate(report.get("comparisons") or []):
+        rows = []
+        for what, result in c["values"].items():
+            if not result["competitions"]:
+                continue
+            base = ("comparisons", index, "values", what)
+            boot, sign = result["bootstrap"], result["sign_test"]
+            cells = [
+                _cell(result["mean_a"], pointer(*base, "mean_a")),
+                _cell(result["mean_b"], pointer(*base, "mean_b")),
+                _cell(
+                    result["mean_difference"], pointer(*base, "mean_difference"), f"{result['mean_difference']:+.1f}"
+                ),
+                {"text": f"[{boot['lower']:+.1f}, {boot['upper']:+.1f}]", "value": "", "path": None},
+                {"text": f"{sign['wins']} / {sign['losses']} / {sign['ties']}", "value": "", "path": None},
+                _cell(sign["p"], pointer(*base, "sign_test", "p"), f"{sign['p']:.3g}"),
+                _cell(
+                    result["permutation"]["p"], pointer(*base, "permutation", "p"), f"{result['permutation']['p']:.3g}"
+                ),
+            ]
+            rows.append({"name": COMPARED[what], "cells": cells})
+        out.append({"a": c["a"], "b": c["b"], "competitions": c["competitions"], "rows": rows})
+    return out
+
+
+_COST = (
+    ("runs", "runs", 0),
+    ("medals", "medals", 0),
+    ("llm_calls", "LLM calls", 0),
+    ("input_tokens", "tokens in", 0),
+    ("output_tokens", "tokens out", 0),
+    ("cost_usd", "USD", 2),
+    ("cost_usd_per_medal", "USD per medal", 2),
+    ("gpu_hours", "GPU-hours", 2),
+    ("gpu_hours_per_medal", "GPU-hours per medal", 2),
+    ("runtime_hours", "hours", 2),
+)
+
+
+def _cost_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, data in report["labels"].items():
+        cells = []
+        for key, _, digits in _COST:
+            value = data["cost"][key]
+            text = None if value is None or digits else f"{value:,.0f}"
+            cells.append(_cell(value, pointer("labels", label, "cost", key), text, digits))
+        rows.append({"label": label, "cells": cells})
+    return rows
+
+
+def _link(run_dir: str | None, links_from: str | None) -> str | None:
+    if not run_dir:
+        return None
+    if links_from is None:
+        return Path(run_dir).resolve().as_uri()
+    return os.path.relpath(run_dir, links_from).replace(os.sep, "/") + "/"
+
+
+_RUN_HEAD = [*RUN_HEAD, "folder"]
+
+
+def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[str, Any]]]:
+    rows = []
+    for label, data in report["labels"].items():
+        for ci, comp in enumerate(data["competitions"]):
+            direction = {True: " (higher is better)", False: " (lower is better)"}.get(comp["higher_is_better"], "")
+            for ri, run in enumerate(comp["runs"]):
+                base = ("labels", label, "competitions", ci, "runs", ri)
+                percentile = run["percentile"]
+                link = _link(run["run_dir"], links_from)
+                row = [
+                    {"text": f"{comp['competition_id']}@{comp['competition_version']}", "cls": "text"},
+                    {"text": f"{comp['metric'] or '?'}{direction}", "cls": "text"},
+                    {"text": label, "cls": "text"},
+                    _cell(run["seed"], pointer(*base, "seed")),
+                    _cell(
+                        run["score"], pointer(*base, "score"), None if run["score"] is None else f"{run['score']:.6g}"
+                    ),
+                    _cell(
+                        percentile,
+                        pointer(*base, "percentile"),
+                        None if percentile is None else f"{percentile * 100:.1f}",
+                    ),
+                    {"text": "-" if run["rank"] is None else f"{run['rank']} of {run['n_teams']}", "cls": ""},
+                    {"text": run["medal"] or "-", "cls": "text"},
+                    _cell(run["runtime_s"], pointer(*base, "runtime_s")),
+                    _cell(run["exit_code"], pointer(*base, "exit_code")),
+                    {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
+                    {"text": "folder" if link else "", "href": link, "cls": "text"},
+                ]
+                rows.append([{"cls": "", "path": None, "value": "", "href": None, **cell} for cell in row])
+    return rows
+
+
+def _heatmap(report: Mapping[str, Any]) -> str | None:
+    labels = list(report["labels"])
+    means: dict[str, dict[str, float | None]] = {}
+    for label, data in report["labels"].items():
+        for comp in data["competitions"]:
+            value = comp["mean_percentile"]
+            means.setdefault(comp["competition_id"], {})[label] = None if value is None else value * 100
+    competitions = sorted(means)
+    return heatmap_figure(labels, competitions, [[means[c].get(label) for label in labels] for c in competitions])
+
+
+def _time(report: Mapping[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    scaling = report.get("time_scaling")
+    if not scaling or not scaling["labels"]:
+        return [], []
+    hours = [f"{h:g} h" if h >= 1 else f"{h * 60:.3g} min" for h in scaling["hours"]]
+    rows = []
+    for label, data in scaling["labels"].items():
+        cells = [
+            _cell(
+                p["any_medal_percentage"], pointer("time_scaling", "labels", label, "points", i, "any_medal_percentage")
+            )
+            for i, p in enumerate(data["points"])
+        ]
+        rows.append({"label": label, "cells": cells})
+    return hours, rows
+
+
+def _script_json(report: Mapping[str, Any]) -> str:
+    """The report's JSON, safe inside a <script> element."""
+    return json.dumps(report).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def html_report(report: Mapping[str, Any], *, links_from: str | None = None) -> str:
+    """The report as one HTML file (see the module docstring)."""
+    import jinja2
+
+    template_text = (resources.files("podium.report") / "templates" / "report.html.j2").read_text(encoding="utf-8")
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    options = "missing runs padded as failures" if report["pad_missing"] else "complete seeds only"
+    seeds = "every seed" if report["seeds"] == -1 else f"the first {report['seeds']} seed(s)"
+    pass_ks, pass_rows = _pass_rows(report)
+    time_hours, time_rows = _time(report)
+    notes = [f"{label}: {note}" for label, data in report["labels"].items() for note in data["notes"]]
+    inputs = [
+        f"{label} ({d['kind']}, {d['runs']} runs): {', '.join(d['paths'])}" for label, d in report["labels"].items()
+    ]
+    return environment.from_string(template_text).render(
+        report=report,
+        options=f"{options}; {seeds}",
+        rate_names=[METRICS[k] for k in RATE_KEYS],
+        headline=_headline(report),
+        pass_svg=pass_at_k_figure(report),
+        pass_ks=pass_ks,
+        pass_rows=pass_rows,
+        comparisons=_comparisons(report),
+        time_svg=time_scaling_figure(report.get("time_scaling")),
+        time_hours=time_hours,
+        time_rows=time_rows,
+        heatmap_svg=_heatmap(report),
+        cost_svg=cost_figure(report),
+        cost_head=["label", *(words for _, words, _ in _COST)],
+        cost_rows=_cost_rows(report),
+        run_head=_RUN_HEAD,
+        run_rows=_runs(report, links_from),
+        notes=notes,
+        inputs=inputs,
+        report_json=_script_json(report),
+    )
