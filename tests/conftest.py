@@ -65,3 +65,56 @@ def spaceship_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     comp = registry.get("spaceship-titanic")
     prepare_competition(comp, root / "data", source=make_raw(comp, root / "raw"))
     return root / "data"
+
+
+# Browser tests drive the system's chromium through Playwright. CI installs both and sets
+# PODIUM_REQUIRE_BROWSER=1: there a missing browser fails the tests instead of skipping them.
+REQUIRE_BROWSER = os.environ.get("PODIUM_REQUIRE_BROWSER") == "1"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+
+
+def _chromium() -> str | None:
+    named = os.environ.get("PODIUM_CHROMIUM")
+    if named:
+        return named
+    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
+
+
+def _browser_unavailable(reason: str) -> None:
+    if REQUIRE_BROWSER:
+        pytest.fail(f"PODIUM_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless chromium from the system, driven by Playwright (one per test session)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_unavailable("playwright is not installed (pip install -e '.[dev]')")
+    executable = _chromium()
+    if executable is None:
+        _browser_unavailable("no chromium on PATH (apt-get install chromium, or set PODIUM_CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
+    """A fresh page; its screenshot goes to PODIUM_TEST_ARTEFACTS (or the test's tmp_path) at the end."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    try:
+        yield opened
+    finally:
+        artefacts = Path(os.environ.get("PODIUM_TEST_ARTEFACTS", tmp_path))
+        artefacts.mkdir(parents=True, exist_ok=True)
+        try:
+            opened.screenshot(path=str(artefacts / f"{request.node.name}.png"), full_page=True)
+        finally:
+            context.close()

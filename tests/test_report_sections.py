@@ -105,6 +105,21 @@ def test_two_agents_run_in_their_own_groups_and_the_report_compares_them(two_age
     assert medals["sign_test"]["wins"] == 0 and medals["permutation"]["method"] == "exact"
 
 
+def test_the_text_report_fits_100_columns_and_has_every_section(two_agents: Path) -> None:
+    result = _podium("report", str(two_agents / "exp-dummy"), str(two_agents / "exp-baseline"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    for heading in (
+        "== practice: 7 competitions ==",
+        "== pass@k: any medal",
+        "== A = dummy (exp-dummy) against B = baseline (exp-baseline) ==",
+        "== Cost ==",
+        "-- baseline (exp-baseline)",
+    ):
+        assert any(line.startswith(heading) for line in lines), heading
+
+
 def test_the_csv_has_one_row_per_run_with_the_json_values(two_agents: Path) -> None:
     report = _report(two_agents)
     result = _podium("report", str(two_agents / "exp-dummy"), str(two_agents / "exp-baseline"), "--format", "csv")
@@ -275,3 +290,43 @@ def test_a_grading_report_is_placed_on_the_leaderboard(tmp_path: Path) -> None:
     assert run["percentile"] == placement.percentile and run["rank"] == placement.rank
     assert run["metric"] == comp.metric.name and run["higher_is_better"] is False
     assert pointer("labels", "a/b~c", 0) == "/labels/a~1b~0c/0"
+
+
+NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
+
+
+def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
+    two_agents: Path, tmp_path: Path, page: Any
+) -> None:
+    """Opened from disk in headless chromium: it asks for nothing but itself, its figures have a size, and
+    every number cell shows (rounded) the value at its JSON pointer in the embedded report."""
+    out = tmp_path / "report.html"
+    result = _podium("report", str(two_agents / "exp-dummy"), str(two_agents / "exp-baseline"), "--output", str(out))
+    assert result.returncode == 0, result.stderr
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(out.as_uri())
+    assert requested == [out.as_uri()], requested
+    assert page.title()
+    sizes = page.eval_on_selector_all(
+        ".figure svg", "nodes => nodes.map(n => [n.getBoundingClientRect().width, n.getBoundingClientRect().height])"
+    )
+    assert len(sizes) >= 2 and all(w > 100 and h > 100 for w, h in sizes), sizes
+    embedded = json.loads(page.eval_on_selector("#podium-report", "n => n.textContent"))
+    assert embedded == _report(two_agents)
+    cells = page.eval_on_selector_all(
+        "[data-json-path]", "nodes => nodes.map(n => [n.dataset.jsonPath, n.dataset.value, n.innerText, n.dataset.scale || '1'])",
+    )
+    assert len(cells) > 200
+    for path, value, shown, scale in cells:
+        expected = _resolve(embedded, path)
+        assert json.loads(value) == expected, (path, value)
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+            first = NUMBER.search(shown)
+            assert first is not None, (path, shown)
+            decimals = len(first.group(1) or "")
+            shown_value = float(first.group(0)) / float(scale)  # a percentile is shown in %, held as a fraction
+            assert abs(shown_value - expected) <= (0.5 * 10**-decimals + 1e-9) / float(scale), (path, shown, expected)
+    runs = page.eval_on_selector_all("table.runs a[href]", "links => links.map(a => a.href)")
+    assert len(runs) == 2 * 3 * len(PRACTICE)
+    assert all(Path(link.removeprefix("file://")).joinpath("record.json").is_file() for link in runs), runs[:3]

@@ -194,11 +194,14 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[s
                     _cell(
                         run["score"], pointer(*base, "score"), None if run["score"] is None else f"{run['score']:.6g}"
                     ),
-                    _cell(
-                        percentile,
-                        pointer(*base, "percentile"),
-                        None if percentile is None else f"{percentile * 100:.1f}",
-                    ),
+                    {  # shown in %, the JSON holds the fraction: data-scale says so
+                        **_cell(
+                            percentile,
+                            pointer(*base, "percentile"),
+                            None if percentile is None else f"{percentile * 100:.1f}",
+                        ),
+                        "scale": 100,
+                    },
                     {"text": "-" if run["rank"] is None else f"{run['rank']} of {run['n_teams']}", "cls": ""},
                     {"text": run["medal"] or "-", "cls": "text"},
                     _cell(run["runtime_s"], pointer(*base, "runtime_s")),
@@ -206,7 +209,7 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[s
                     {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
                     {"text": "folder" if link else "", "href": link, "cls": "text"},
                 ]
-                rows.append([{"cls": "", "path": None, "value": "", "href": None, **cell} for cell in row])
+                rows.append([{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row])
     return rows
 
 
