@@ -315,7 +315,8 @@ def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
     embedded = json.loads(page.eval_on_selector("#podium-report", "n => n.textContent"))
     assert embedded == _report(two_agents)
     cells = page.eval_on_selector_all(
-        "[data-json-path]", "nodes => nodes.map(n => [n.dataset.jsonPath, n.dataset.value, n.innerText, n.dataset.scale || '1'])",
+        "[data-json-path]",
+        "nodes => nodes.map(n => [n.dataset.jsonPath, n.dataset.value, n.innerText, n.dataset.scale || '1'])",
     )
     assert len(cells) > 200
     for path, value, shown, scale in cells:

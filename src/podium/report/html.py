@@ -209,7 +209,9 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[s
                     {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
                     {"text": "folder" if link else "", "href": link, "cls": "text"},
                 ]
-                rows.append([{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row])
+                rows.append(
+                    [{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row]
+                )
     return rows
 
 
