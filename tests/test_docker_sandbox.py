@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -321,6 +322,39 @@ def test_a_dead_engine_is_a_harness_failure_and_the_run_is_killed_without_it(
             assert left == []  # not one process of the run outlived the engine
         finally:
             for pid in _host_processes_with(token):  # whatever happened, leave nothing running
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def test_an_engine_that_dies_while_starting_the_container_is_a_harness_failure(
+    docker_sandbox: DockerSandbox, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race CI met: the engine killed while it was still answering the start request. The request fails
+    with a connection error (not an API error); that used to escape as the run's own exception. Here the
+    engine is killed just before the real start request goes out, so the request meets a dead engine."""
+    if not docker_sandbox._local_engine():
+        pytest.skip("needs a local engine and cgroups")
+    from docker.models.containers import Container
+
+    real_start = Container.start
+    with _private_engine() as host:
+        monkeypatch.setenv("DOCKER_HOST", host)
+        sandbox = DockerSandbox.find()
+        token = uuid.uuid4().hex
+
+        def start_on_a_dead_engine(container: Container, **options: Any) -> Any:
+            os.kill(int(Path(host.removeprefix("unix://")).with_name("d.pid").read_text()), signal.SIGKILL)
+            time.sleep(0.5)
+            return real_start(container, **options)
+
+        monkeypatch.setattr(Container, "start", start_on_a_dead_engine)
+        try:
+            with pytest.raises(HarnessError, match="engine stopped answering") as raised:
+                _run(sandbox, work, ["python3", "-c", "import time; time.sleep(300)", token], Limits(wall_seconds=60))
+            assert "killed through the run's cgroup" in str(raised.value)
+            assert _host_processes_with(token) == []
+        finally:
+            for pid in _host_processes_with(token):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 

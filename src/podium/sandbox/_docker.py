@@ -54,6 +54,7 @@ from podium.sandbox._docker_watch import (
     briefly,
     cgroup_stats,
     engine_lost,
+    kill_settled,
     pump,
     stats,
     stop,
@@ -220,13 +221,25 @@ class DockerSandbox:
         import docker
 
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            stream = self.client.api.attach(container.id, stdout=True, stderr=True, stream=True, logs=True, demux=True)
+            try:
+                stream = self.client.api.attach(
+                    container.id, stdout=True, stderr=True, stream=True, logs=True, demux=True
+                )
+            except Exception as error:  # nothing runs yet: the engine is gone or refused to attach
+                raise HarnessError(
+                    f"the Docker engine did not attach to the run's container ({type(error).__name__}: {error}); "
+                    "nothing of the run started. This is the harness's failure, not the agent's: restart the "
+                    "engine (scripts/dockerd.sh) and rerun"
+                ) from None
             pumping = threading.Thread(target=pump, args=(stream, out, err), daemon=True)
             pumping.start()
             try:
                 container.start()
             except docker.errors.APIError as error:
                 raise PodiumError(_start_error(error, limits)) from None
+            except Exception as error:  # no answer at all: the engine died while starting the container
+                emptied = kill_settled(group) if group is not None else False
+                raise HarnessError(engine_lost(0, f"{type(error).__name__}: {error}", emptied)) from None
             relay = _relay(container, relays, ready) if relays else None
             started = time.monotonic()
             waiter = Waiter(container)

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from podium.sandbox._cgroup import RunCgroup
 
-__all__ = ["STOP_TIMEOUT_SECONDS", "Waiter", "briefly", "cgroup_stats", "engine_lost", "pump", "stats", "stop"]
+__all__ = [
+    "STOP_TIMEOUT_SECONDS",
+    "Waiter",
+    "briefly",
+    "cgroup_stats",
+    "engine_lost",
+    "kill_settled",
+    "pump",
+    "stats",
+    "stop",
+]
 
 STOP_TIMEOUT_SECONDS = 30
 
@@ -57,6 +68,22 @@ def stop(container: Any, group: RunCgroup | None, waiter: Waiter) -> bool:
         briefly(container.kill, 10)
     waiter.done.wait(STOP_TIMEOUT_SECONDS)
     return emptied
+
+
+def kill_settled(group: RunCgroup, quiet_seconds: float = 2.0) -> bool:
+    """Kill the run's processes, and keep killing until its cgroup stays empty for ``quiet_seconds``: a start
+    the dead engine left half-done can still spawn the container's first process after the first round."""
+    deadline = time.monotonic() + quiet_seconds + 10
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        if group.pids():
+            if not group.kill_all():
+                return False
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_seconds:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def briefly(call: Any, seconds: float) -> None:
