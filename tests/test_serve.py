@@ -25,8 +25,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from podium.cli import main
+from podium.errors import UsageError
 from podium.serve import RunsIndex, create_app
 from podium.serve.redact import PRIVATE, SECRET
+from podium.serve.security import check_bind, loopback_hosts
 from podium.serve.server import bind
 from podium.store import RunStore
 
@@ -235,6 +237,18 @@ def test_a_token_is_needed_on_every_request_and_sets_a_cookie(runs: Path) -> Non
         assert "HttpOnly" in entry.headers["set-cookie"]
         page = browser.get("/group/exp-dummy")  # the cookie now carries it
         assert page.status_code == 200 and TOKEN not in page.text
+
+
+def test_a_loopback_dashboard_answers_only_loopback_host_names(runs: Path) -> None:
+    app = create_app(runs, allowed_hosts=loopback_hosts("127.0.0.1", 8000))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as local:
+        answer = local.get("/")
+        assert answer.status_code == 200 and "script-src 'self'" in answer.headers["content-security-policy"]
+    with TestClient(app, base_url="http://rebound.example:8000") as rebound:  # DNS rebinding
+        assert rebound.get("/").status_code == 400
+    assert check_bind("127.0.0.1", None) is None and check_bind("::1", None) is None
+    with pytest.raises(UsageError, match="needs a token"):
+        check_bind("192.168.1.5", None)
 
 
 def test_names_in_urls_are_looked_up_never_joined_as_paths(client: TestClient, runs: Path) -> None:
