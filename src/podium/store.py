@@ -60,11 +60,21 @@ CREATE TABLE IF NOT EXISTS runs (
     record_path TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     other_versions TEXT NOT NULL DEFAULT '[]',
+    percentile REAL,
+    rank INTEGER,
     UNIQUE (run_group, competition_id, seed, agent)
 )
 """.replace("{medals}", ",\n    ".join(f"{flag} INTEGER NOT NULL" for flag in MEDAL_FLAGS))
 #: Columns added after the first schema, with their declarations, for indexes written by older podiums.
-_ADDED_COLUMNS = {"other_versions": "TEXT NOT NULL DEFAULT '[]'"}
+#: Rows indexed before a column was added read NULL there (``percentile`` and ``rank``: not placed).
+_ADDED_COLUMNS = {"other_versions": "TEXT NOT NULL DEFAULT '[]'", "percentile": "REAL", "rank": "INTEGER"}
+#: The columns of a row, in the order :func:`_row` gives them (named, so a migrated table's order does not matter).
+_COLUMNS = (
+    "run_group", "competition_id", "competition_version", "seed", "agent", "status", "score",
+    "valid_submission", "submission_exists", "above_median", *MEDAL_FLAGS, "any_medal",
+    "record_path", "finished_at", "other_versions", "percentile", "rank",
+)  # fmt: skip
+_INSERT = f"INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _OWNERS = ".owners"
 _STAGING_MARK = ".tmp-"
 #: The owner lock this process holds in each runs folder: (pid, the folder of locks) -> its descriptor.
@@ -150,13 +160,13 @@ class RunStore:
         """Index a finished run (idempotent: a second add of the same run changes nothing)."""
         record = _typed(record)
         with self._connect() as db:
-            db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
+            db.execute(f"INSERT OR IGNORE {_INSERT}", _row(record, record_path))
 
     def _index(self, record: RunRecord, record_path: Path) -> None:
         """The run's one row, replacing any row of the same (group, competition, seed)."""
         with self._connect() as db:
             db.execute(*_delete_run(record.run_group, record.competition_id, record.seed))
-            db.execute(f"INSERT INTO runs VALUES ({','.join('?' * 17)})", _row(record, record_path))
+            db.execute(f"INSERT {_INSERT}", _row(record, record_path))
 
     def discard_own_staging(self, group: str) -> None:
         """Remove this process's staging folders in ``group`` (a batch quitting at once)."""
@@ -308,6 +318,7 @@ def _row(record: RunRecord, record_path: Path) -> tuple[Any, ...]:
         record.run_group, record.competition_id, record.competition_version, record.seed, record.agent,
         record.status, grade.score if grade else None, *flags,
         str(record_path), record.finished_at, json.dumps(grade.other_versions if grade else []),
+        grade.percentile if grade else None, grade.rank if grade else None,
     )  # fmt: skip
 
 

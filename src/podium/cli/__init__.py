@@ -11,6 +11,7 @@
                [--run-group NAME] [--redo failed|all] ...
     podium example [--split NAME] [--output-dir DIR]
     podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
+    podium serve [--runs-dir DIR] [--host 127.0.0.1] [--port 8000] [--token [T]]
     podium --version
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its

@@ -33,6 +33,7 @@ __all__ = [
     "cmd_prepare",
     "cmd_report",
     "cmd_run",
+    "cmd_serve",
     "cmd_show",
     "cmd_validate",
     "cmd_verify",
@@ -394,6 +395,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import importlib
+
+    for name in ("starlette", "uvicorn", "jinja2"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise UsageError(
+                f"podium serve needs {name}, which is not installed: pip install 'podium[serve]'"
+            ) from None
+    from podium.serve import serve
+
+    return serve(Path(args.runs_dir), args.host, args.port, args.token)
 
 
 def cmd_env_build(args: argparse.Namespace) -> int:

@@ -390,4 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=commands.cmd_report)
+    p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
+    p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")
+    p.add_argument("--port", type=_count(0, "--port"), default=8000, help="port to listen on (0: any free one)")
+    p.add_argument("--token", nargs="?", const="", metavar="T", help="require T on every request; alone: a random T")
+    p.set_defaults(fn=commands.cmd_serve)
     return parser
