@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from podium.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from podium.cli.running import cmd_run
 from podium.errors import UsageError
 
 if TYPE_CHECKING:
-    from podium.agents import AgentSpec
-    from podium.run import Batch, RunConfig
+    pass
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -38,8 +38,6 @@ __all__ = [
     "cmd_validate",
     "cmd_verify",
 ]
-
-EXIT_FAILED, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 1, 2, 70, 130, 141
 
 
 def _print_json(data: Any) -> None:
@@ -236,124 +234,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     )
     return 1 if any(r.status == "mismatch" for r in results) else 0
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from podium import registry
-    from podium.data.prepare import prepare_offline
-    from podium.paths import default_data_dir
-    from podium.run import run_batch
-
-    refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
-    comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
-    if not comps:
-        raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
-    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    agents = [_agent(args, name) for name in (args.agent or ["baseline"])]
-    groups = _groups(args.run_group, [a.name for a in agents])
-    prepare_offline(comps, data_dir)
-    status = 0
-    for agent, group in zip(agents, groups, strict=True):
-        if len(agents) > 1:
-            print(f"== agent {agent.name}: run group {group} ==", flush=True)
-        config = _run_config(args, agent, group, data_dir)
-        batch = run_batch(config, comps, redo=args.redo)
-        status = max(status, _report_batch(config, batch))
-        if batch.interrupted:
-            return EXIT_INTERRUPTED
-    if len(agents) > 1:
-        _compare_groups(Path(args.runs_dir), groups)
-    return status
-
-
-def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
-    """The agent ``name`` with the command's model options applied."""
-    from podium.agents import load_agent
-
-    agent = load_agent(name)
-    chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url, "max_cost_usd": args.max_cost}
-    if any(v is not None for v in chosen.values()):
-        from dataclasses import replace
-
-        from podium.agents import LLMConfig
-
-        llm = agent.llm.override(**chosen) if agent.llm is not None else LLMConfig.from_options(**chosen)
-        agent = replace(agent, llm=llm)
-    return agent
-
-
-def _groups(run_group: str, names: list[str]) -> list[str]:
-    """One run group per agent: the group itself for one agent, ``GROUP-NAME`` for each of several."""
-    if len(names) == 1:
-        return [run_group]
-    if len(set(names)) != len(names):
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        raise UsageError(f"--agent names {', '.join(repeated)} more than once; give each agent once")
-    return [f"{run_group}-{name}" for name in names]
-
-
-def _run_config(args: argparse.Namespace, agent: AgentSpec, group: str, data_dir: Path) -> RunConfig:
-    from podium.run import RunConfig
-
-    cpus = args.cpus if args.cpus is not None else agent.cpus
-    here = len(os.sched_getaffinity(0))
-    if cpus is not None and cpus > here:
-        print(f"podium: warning: {cpus:g} CPUs per run, but this machine gives podium {here}", file=sys.stderr)
-    return RunConfig(
-        agent=agent,
-        seeds=args.seeds,
-        time_limit=args.time_limit,
-        sandbox=args.sandbox,
-        cpus=cpus,
-        memory_bytes=args.memory if args.memory is not None else agent.memory_bytes,
-        disk_bytes=args.disk if args.disk is not None else agent.disk_bytes,
-        gpus=args.gpus if args.gpus is not None else (agent.gpus or 0),
-        run_group=group,
-        data_dir=data_dir,
-        runs_dir=Path(args.runs_dir),
-        workers=args.workers,
-        env_profile=args.env,
-    )
-
-
-def _compare_groups(runs_dir: Path, groups: list[str]) -> None:
-    """After a run of several agents: `podium report` over their groups (pass@k, the comparisons)."""
-    from podium.report import build_report, load_inputs, render
-
-    paths = [str(runs_dir / group) for group in groups]
-    try:
-        report = build_report(load_inputs(paths))
-    except UsageError as exc:
-        print(f"podium: no report across the agents: {exc}", file=sys.stderr)
-        return
-    print(render(report, "text"))
-    print(f"the same, with every run and an HTML file: podium report {' '.join(paths)} --output report.html")
-
-
-def _report_batch(config: RunConfig, batch: Batch) -> int:
-    """Write and print the group's report (every run in the group); the exit status of the batch."""
-    from podium.report.group import write_group_report
-    from podium.run.outcome import agent_failures, no_submission_message
-
-    json_path, md_path, rows = write_group_report(config.runs_dir, config.run_group)
-    print(md_path.read_text(encoding="utf-8"))
-    print(f"report: {md_path} and {json_path}")
-    if batch.interrupted:
-        print("interrupted; rerun the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if batch.not_run:
-        print(
-            f"podium: error: {len(batch.not_run)} run(s) could not run ({', '.join(batch.not_run[:5])}; why is "
-            "above); rerun the same command to retry them",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    named = {(c.id, s) for c, s in batch.pairs}
-    mine = [r for r in rows if (r["competition_id"], r["seed"]) in named]
-    if mine and not any(r["submission_exists"] for r in mine):
-        print(no_submission_message(agent_failures(mine), len(mine)), file=sys.stderr)
-        return EXIT_FAILED
-    return 0
 
 
 def cmd_example(args: argparse.Namespace) -> int:
