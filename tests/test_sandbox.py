@@ -908,3 +908,24 @@ def test_sample_log_stays_bounded_and_evenly_spaced() -> None:
     assert len(gaps) == 1 and log[0].t == 0  # one spacing over the whole day, from the start
     assert log[-1].t > 24 * 3600 - 2 * gaps.pop()  # and up to the end
     assert log.max_rss_bytes == 5000  # the peak survives even though its sample was thinned out
+
+
+def test_sample_log_writes_each_kept_sample_live_and_never_through_a_link(tmp_path: Path) -> None:
+    from podium.sandbox._types import ResourceSample, SampleLog
+
+    live = tmp_path / "resources.jsonl"
+    log = SampleLog(limit=4, live=live)
+    for t in range(10):
+        log.add(ResourceSample(float(t), cpu_seconds=t / 10, rss_bytes=100 + t))
+    log.close()
+    written = [json.loads(line) for line in live.read_text().splitlines()]
+    assert [w["t"] for w in written] == [0, 1, 2, 3, 4, 6, 8]  # every sample kept when it came (the stride doubled)
+    assert written[-1] == {"t": 8.0, "cpu_seconds": 0.8, "rss_bytes": 108}  # no GPU keys without GPUs
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("untouched\n")
+    planted = tmp_path / "planted.jsonl"
+    planted.symlink_to(target)
+    linked = SampleLog(live=planted)
+    linked.add(ResourceSample(0.0, cpu_seconds=0.0, rss_bytes=1))
+    linked.close()
+    assert target.read_text() == "untouched\n" and len(linked) == 1  # not written through; the samples still kept

@@ -317,7 +317,13 @@ def test_an_index_without_the_new_columns_is_read_and_migrated(tmp_path: Path) -
         "NOT NULL, finished_at TEXT NOT NULL, other_versions TEXT NOT NULL DEFAULT '[]', "
         "UNIQUE (run_group, competition_id, seed, agent))"
     )
-    old.execute("INSERT INTO runs VALUES ('g', 'c', 1, 0, 'a', 'finished', 0.5, 1, 1, 1, 0, 0, 1, 1, 'p', 't', '[]')")
+    record = root / "g" / "c" / "0" / "record.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"grade": {"score": 0.5, "percentile": 0.8, "rank": 3}}))
+    old.execute(
+        "INSERT INTO runs VALUES ('g', 'c', 1, 0, 'a', 'finished', 0.5, 1, 1, 1, 0, 0, 1, 1, ?, 't', '[]')",
+        (str(record),),
+    )
     old.commit()
     old.close()
     index = RunsIndex(root)
@@ -328,6 +334,8 @@ def test_an_index_without_the_new_columns_is_read_and_migrated(tmp_path: Path) -
     store = RunStore(root)  # podium run migrates it
     columns = {r[1] for r in sqlite3.connect(root / "podium.db").execute("PRAGMA table_info(runs)")}
     assert {"percentile", "rank"} <= columns and store.rows("g")[0]["score"] == 0.5
+    [migrated] = RunsIndex(root).runs("g")  # the runs indexed before were placed from their records, once
+    assert (migrated["percentile"], migrated["rank"]) == (0.8, 3)
 
 
 def test_the_command_refuses_with_one_line_errors(
@@ -440,10 +448,65 @@ def test_browser_shows_a_run_in_progress_and_its_growing_log(page: Any, served: 
     live.click()
     page.wait_for_url(f"{base}/run/exp-dummy/practice-wine/7")
     assert "in progress" in page.inner_text("h1")
-    assert "writes the samples into the run's record only when the run ends" in page.inner_text("#samples-note")
+    assert "No resource graph yet" in page.inner_text("#samples-note")  # staged, but no agent has started
     assert page.inner_text("#log-stdout").strip() == "step 1 of the agent"
     with open(log, "a") as handle:
         handle.write("step 2 of the agent\n")
     page.locator("#log-stdout:has-text('step 2 of the agent')").wait_for(timeout=10_000)  # polled by serve.js
     assert re.fullmatch(r"\d+s|\d+m \d\ds", page.inner_text("#elapsed"))
     assert elsewhere == []
+
+
+SLOW_AGENT = """
+import shutil, time
+
+held = bytearray(64 << 20)  # 64 MiB in use, so the memory graph has something to show
+for step in range(1, 41):  # about 20 s: time for the test to watch it live
+    held[step << 20] = 1
+    print(f"step {step} of the slow agent", flush=True)
+    time.sleep(0.5)
+shutil.copyfile("/home/data/sample_submission.csv", "/home/submission/submission.csv")
+"""
+
+
+def test_browser_follows_a_real_podium_run_while_it_goes(page: Any, served: tuple[str, Path], tmp_path: Path) -> None:
+    """`podium run` of an agent that takes about 20 s: the dashboard lists it in progress, its log grows, its
+    memory and CPU graphs are drawn from the samples the sandbox writes as it goes; once it lands, the run's
+    page shows its grade."""
+    base, runs = served
+    agent = tmp_path / "slow-agent"
+    agent.mkdir()
+    (agent / "agent.yaml").write_text("name: slow\ncommand: [python3, /home/agent/main.py]\n")
+    (agent / "main.py").write_text(SLOW_AGENT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", "practice-wine",
+         "--seeds", "1", "--run-group", "live", "--time-limit", "3m", "--runs-dir", str(runs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    try:
+        elsewhere = _own_requests_only(page, base)
+        page.goto(base + "/")
+        live = page.locator("#live-runs a:text-is('practice-wine')")
+        live.wait_for(timeout=60_000)  # polled from /api/live
+        live.click()
+        page.wait_for_url(f"{base}/run/live/practice-wine/0")
+        assert "in progress" in page.inner_text("h1")
+        page.locator("#log-stdout:has-text('step 3 of the slow agent')").wait_for(timeout=30_000)
+        memory = page.locator("figure.chart[data-title='memory in use'] polyline")
+        memory.wait_for(state="attached", timeout=30_000)  # drawn by serve.js from /api/run/.../resources
+        assert len(memory.get_attribute("points").split()) >= 2
+        assert page.locator("figure.chart[data-title='CPU cores busy']").count() == 1
+        page.locator("#log-stdout:has-text('step 40 of the slow agent')").wait_for(timeout=60_000)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err[-2000:]
+        page.reload()
+        record = json.loads((runs / "live" / "practice-wine" / "0" / "record.json").read_text())
+        assert "in progress" not in page.inner_text("h1")
+        assert page.inner_text("#score") == f"{record['grade']['score']:.5g}"
+        samples = [json.loads(line) for line in (runs / "live" / "practice-wine" / "0" / "resources.jsonl").open()]
+        assert max(s["rss_bytes"] for s in samples) >= 64 << 20
+        assert elsewhere == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

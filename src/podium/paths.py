@@ -140,6 +140,12 @@ class RunPaths:
     def llm_log(self) -> Path:
         return self.root / "llm_calls.jsonl"
 
+    @property
+    def resources(self) -> Path:
+        """The run's resource samples as they come (JSON lines), beside the record: outside every folder the
+        agent can write, so the harness never writes through a link the agent planted."""
+        return self.root / "resources.jsonl"
+
     def folders(self) -> dict[str, Path]:
         """The folders a run starts with, by name."""
         return {"submission": self.submission, "code": self.code, "logs": self.logs, "home": self.home}

@@ -94,6 +94,8 @@ class RunStore:
             for name, declaration in _ADDED_COLUMNS.items():
                 if name not in present:
                     db.execute(f"ALTER TABLE runs ADD COLUMN {name} {declaration}")
+            if "percentile" not in present:  # once, when the columns arrive: the runs already indexed are placed
+                _backfill_placement(db)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -324,6 +326,21 @@ def _row(record: RunRecord, record_path: Path) -> tuple[Any, ...]:
 
 def _delete_run(group: str, competition_id: str, seed: int) -> tuple[str, tuple[Any, ...]]:
     return "DELETE FROM runs WHERE run_group=? AND competition_id=? AND seed=?", (group, competition_id, seed)
+
+
+def _backfill_placement(db: sqlite3.Connection) -> None:
+    """Fill percentile and rank of rows indexed before those columns from their records (read once)."""
+    rows = db.execute("SELECT rowid, record_path FROM runs WHERE status IS NOT NULL").fetchall()
+    for rowid, record_path in rows:
+        try:
+            grade = json.loads(Path(record_path).read_bytes()).get("grade") or {}
+        except (OSError, ValueError, AttributeError):
+            continue  # a missing or broken record stays unplaced (reconcile deals with it)
+        if isinstance(grade, dict):
+            db.execute(
+                "UPDATE runs SET percentile = ?, rank = ? WHERE rowid = ?",
+                (grade.get("percentile"), grade.get("rank"), rowid),
+            )
 
 
 def _read_record(path: Path, group: str, competition_id: str, seed: int) -> RunRecord | None:

@@ -226,6 +226,7 @@ def _sandboxed(
                 workdir="/home",
                 stdout=run.stdout,
                 stderr=run.stderr,
+                samples_file=run.resources,
             )
             calls = server.calls
             if proxy is not None:

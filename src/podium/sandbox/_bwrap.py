@@ -110,6 +110,7 @@ class BwrapSandbox:
         workdir: str,
         stdout: Path,
         stderr: Path,
+        samples_file: Path | None = None,
     ) -> ExecResult:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
@@ -131,6 +132,7 @@ class BwrapSandbox:
                     stage.disk,
                     pass_fds=tuple(fd for fd in (seccomp_fd, args_fd) if fd is not None),
                     ids=(stage.uid, stage.gid) if os.getuid() == 0 else None,
+                    samples_file=samples_file,
                 )
             finally:
                 for fd in (seccomp_fd, args_fd):
@@ -285,10 +287,11 @@ def _run_in_cgroup(
     *,
     pass_fds: tuple[int, ...] = (),
     ids: tuple[int, int] | None = None,
+    samples_file: Path | None = None,
 ) -> ExecResult:
     cgroup = RunCgroup.create(new_run_id(), limits)
     try:
-        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids)
+        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids, samples_file)
         killed_for: KilledFor | None = (
             "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
         )
@@ -318,6 +321,7 @@ def _watch_in(
     disk: DiskWatch | None,
     pass_fds: tuple[int, ...],
     ids: tuple[int, int] | None,
+    samples_file: Path | None = None,
 ) -> Watched:
     # as root, bwrap itself runs as the agent's unprivileged id: the user namespace it makes then maps the
     # agent to that id, never to host root (which may write /proc/sys whatever the capabilities)
@@ -342,6 +346,7 @@ def _watch_in(
             kill=lambda: _kill(process.pid, cgroup),
             gpus=GpuMonitor(limits.gpus) if limits.gpus else None,
             disk=disk,
+            samples_file=samples_file,
         )
     finally:
         if process.returncode is None:  # the harness itself failed or was interrupted

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from podium import owner
 from podium.errors import HarnessError, PodiumError
 from podium.sandbox._bwrap import python_prefixes
-from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id, remove_abandoned
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch
 from podium.sandbox._docker_config import HARNESS_LABEL, container_config, harness_id
 from podium.sandbox._docker_images import build_agent_image, host_image
@@ -56,8 +56,10 @@ from podium.sandbox._docker_watch import (
     engine_lost,
     kill_settled,
     pump,
+    remove_run_groups,
     stats,
     stop,
+    sweep_abandoned_groups,
 )
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._loopback import LoopbackRelay
@@ -113,7 +115,7 @@ class DockerSandbox:
             sandbox._check_image(image)
         remove_orphans(client)
         if sandbox._local_engine():
-            _sweep_abandoned_groups()
+            sweep_abandoned_groups()
         return sandbox
 
     def _check_image(self, image: str) -> None:
@@ -140,6 +142,7 @@ class DockerSandbox:
         workdir: str,
         stdout: Path,
         stderr: Path,
+        samples_file: Path | None = None,
     ) -> ExecResult:
         """Run ``command`` in a new container and wait for it to end; see the module docstring."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
@@ -175,7 +178,15 @@ class DockerSandbox:
                 container = self._create(config)
                 try:
                     result = self._run_created(
-                        container, limits, stdout, stderr, group if parent else None, stage.disk, relays, ready
+                        container,
+                        limits,
+                        stdout,
+                        stderr,
+                        group if parent else None,
+                        stage.disk,
+                        relays,
+                        ready,
+                        samples_file,
                     )
                 finally:
                     briefly(lambda: container.remove(force=True), STOP_TIMEOUT_SECONDS)
@@ -183,7 +194,7 @@ class DockerSandbox:
             return result
         finally:
             if group is not None:
-                _remove_run_groups(run_id, group)
+                remove_run_groups(run_id, group)
             if ready is not None:
                 shutil.rmtree(ready, ignore_errors=True)
 
@@ -217,6 +228,7 @@ class DockerSandbox:
         disk: DiskWatch | None = None,
         relays: Mapping[int, Path] | None = None,
         ready: Path | None = None,
+        samples_file: Path | None = None,
     ) -> ExecResult:
         import docker
 
@@ -244,7 +256,11 @@ class DockerSandbox:
             started = time.monotonic()
             waiter = Waiter(container)
             waiter.start()
-            samples, peak, stopped_for = self._watch(container, limits, started, waiter.done, group, disk)
+            live = SampleLog(live=samples_file)
+            try:
+                samples, peak, stopped_for = self._watch(container, limits, started, waiter.done, group, disk, live)
+            finally:
+                live.close()
             seconds = time.monotonic() - started
             if stopped_for is not None or waiter.lost is not None:
                 emptied = stop(container, group, waiter)
@@ -284,11 +300,11 @@ class DockerSandbox:
         exited: threading.Event,
         group: RunCgroup | None,
         disk: DiskWatch | None,
+        samples: SampleLog,
     ) -> tuple[SampleLog, int | None, KilledFor | None]:
         """Sample until the container exits (or the engine is lost) or a limit passes; (samples, peak memory,
         the limit that passed)."""
         gpus = GpuMonitor(limits.gpus) if limits.gpus else None
-        samples = SampleLog()
         peak: int | None = None
         next_sample = _FIRST_SAMPLE_SECONDS
         while True:
@@ -359,28 +375,6 @@ def _relay(container: Any, relays: Mapping[int, Path], ready: Path | None) -> Lo
         os.write(fd, b"go\n")
         relay.keep_open(fd)
     return relay
-
-
-def _sweep_abandoned_groups() -> None:
-    """Empty ``podium/<run>`` parent groups of killed harnesses, in every hierarchy the runtime filled."""
-    with contextlib.suppress(OSError):
-        for hierarchy in CGROUP_ROOT.iterdir():
-            if (hierarchy / "cgroup.procs").is_file():
-                remove_abandoned(hierarchy / "podium")
-
-
-def _remove_run_groups(run_id: str, group: RunCgroup) -> None:
-    """Remove the run's parent groups: podium's own and those the runtime made in the other controllers."""
-    group.remove()
-    with contextlib.suppress(OSError):
-        for hierarchy in CGROUP_ROOT.iterdir():
-            path = hierarchy / "podium" / run_id
-            if path.is_dir() and not path.is_symlink():
-                with contextlib.suppress(OSError):
-                    for child in sorted(path.iterdir(), reverse=True):
-                        if child.is_dir():
-                            child.rmdir()
-                    path.rmdir()
 
 
 def _start_error(error: Any, limits: Limits) -> str:

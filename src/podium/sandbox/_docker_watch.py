@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
 
 __all__ = [
     "STOP_TIMEOUT_SECONDS",
@@ -18,8 +18,10 @@ __all__ = [
     "engine_lost",
     "kill_settled",
     "pump",
+    "remove_run_groups",
     "stats",
     "stop",
+    "sweep_abandoned_groups",
 ]
 
 STOP_TIMEOUT_SECONDS = 30
@@ -128,3 +130,25 @@ def cgroup_stats(group: RunCgroup) -> tuple[float, int, int | None] | None:
     if cpu is None or memory is None:
         return None
     return cpu, memory, group.peak_memory_bytes()
+
+
+def sweep_abandoned_groups() -> None:
+    """Empty ``podium/<run>`` parent groups of killed harnesses, in every hierarchy the runtime filled."""
+    with contextlib.suppress(OSError):
+        for hierarchy in CGROUP_ROOT.iterdir():
+            if (hierarchy / "cgroup.procs").is_file():
+                remove_abandoned(hierarchy / "podium")
+
+
+def remove_run_groups(run_id: str, group: RunCgroup) -> None:
+    """Remove the run's parent groups: podium's own and those the runtime made in the other controllers."""
+    group.remove()
+    with contextlib.suppress(OSError):
+        for hierarchy in CGROUP_ROOT.iterdir():
+            path = hierarchy / "podium" / run_id
+            if path.is_dir() and not path.is_symlink():
+                with contextlib.suppress(OSError):
+                    for child in sorted(path.iterdir(), reverse=True):
+                        if child.is_dir():
+                            child.rmdir()
+                    path.rmdir()

@@ -55,6 +55,7 @@ class LocalSandbox:
         workdir: str,
         stdout: Path,
         stderr: Path,
+        samples_file: Path | None = None,
     ) -> ExecResult:
         """Run ``command`` in ``<run root>/<workdir>``; inside paths in it and in ``env`` become run-root paths."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
@@ -81,6 +82,7 @@ class LocalSandbox:
                     measure=lambda: proc_usage(descendants(process.pid)),
                     kill=lambda: kill_tree(process.pid),
                     disk=disk_watch(mounts, limits),
+                    samples_file=samples_file,
                 )
             finally:
                 if process.returncode is None:

@@ -81,10 +81,11 @@ def watch(
     kill: Callable[[], None],
     gpus: GpuMonitor | None = None,
     disk: DiskWatch | None = None,
+    samples_file: Path | None = None,
 ) -> Watched:
     """Wait for ``process``, sampling ``measure`` (and ``gpus``) every second; ``kill`` at the wall or disk limit."""
     started = time.monotonic()
-    samples = SampleLog()
+    samples = SampleLog(live=samples_file)
     next_sample = SAMPLE_EVERY_SECONDS
     pidfd = os.pidfd_open(process.pid)
     try:
@@ -109,6 +110,7 @@ def watch(
                 return Watched(code, False, time.monotonic() - started, max_rss, samples)
     finally:
         os.close(pidfd)
+        samples.close()
 
 
 def sample_of(elapsed: float, usage: tuple[float, int], gpus: GpuMonitor | None) -> ResourceSample:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -60,21 +62,47 @@ class SampleLog(list[ResourceSample]):
     memory reading of all, kept or dropped, stays in ``max_rss_bytes``.
     """
 
-    def __init__(self, limit: int = 1800) -> None:
+    def __init__(self, limit: int = 1800, live: Path | None = None) -> None:
         super().__init__()
         self.limit = max(2, limit)
         self.stride = 1
         self.seen = 0
         self.max_rss_bytes = 0
+        #: ``live``: each kept sample is also appended there as one JSON line while the run goes (what a
+        #: dashboard draws before the record exists). A harness-owned path: it is opened without following links.
+        self._live = _open_live(live) if live is not None else None
 
     def add(self, sample: ResourceSample) -> None:
         self.max_rss_bytes = max(self.max_rss_bytes, sample.rss_bytes)
         if self.seen % self.stride == 0:
             self.append(sample)
+            self._write_live(sample)
             if len(self) > self.limit:
                 del self[1::2]
                 self.stride *= 2
         self.seen += 1
+
+    def _write_live(self, sample: ResourceSample) -> None:
+        if self._live is None:
+            return
+        line = json.dumps({k: v for k, v in asdict(sample).items() if v is not None}, separators=(",", ":"))
+        try:
+            os.write(self._live, line.encode() + b"\n")
+        except OSError:  # a full disk: the live view stops, the run and its record do not
+            self.close()
+
+    def close(self) -> None:
+        """Stop writing the live file (the samples stay in the log)."""
+        if self._live is not None:
+            os.close(self._live)
+            self._live = None
+
+
+def _open_live(path: Path) -> int | None:
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None  # no live view; the samples still reach the record
 
 
 @dataclass
@@ -111,8 +139,10 @@ class Sandbox(Protocol):
         workdir: str,
         stdout: Path,
         stderr: Path,
+        samples_file: Path | None = None,
     ) -> ExecResult:
-        """Run ``command`` in ``workdir`` (a path inside the sandbox) and wait for it to end."""
+        """Run ``command`` in ``workdir`` (a path inside the sandbox) and wait for it to end; with
+        ``samples_file`` (a host path outside every mount) its resource samples are appended there as they come."""
         ...
 
 

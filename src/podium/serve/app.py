@@ -29,10 +29,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from podium.paths import RunPaths
 from podium.serve import pages
 from podium.serve.index import RunsIndex, safe_name
 from podium.serve.redact import Redactor
-from podium.serve.runfiles import LOGS, tail
+from podium.serve.runfiles import LOGS, live_samples, read_record, resource_charts, tail
 from podium.serve.security import SecurityHeaders, TokenGate
 
 __all__ = ["create_app"]
@@ -121,6 +122,13 @@ def create_app(
         end = tail(folder, folder / "logs" / LOGS[name])
         return data({"text": end.text, "size": end.size, "cut": end.cut, "exists": end.exists, "live": live})
 
+    async def resources_api(request: Request) -> Response:
+        _, _, _, folder, live = found_run(request)
+        run_files = RunPaths(folder)
+        record = None if live else read_record(run_files)
+        samples = live_samples(run_files) if live else ((record or {}).get("agent_result") or {}).get("samples") or []
+        return data({"charts": resource_charts(samples), "live": live})
+
     async def not_found(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
@@ -136,6 +144,7 @@ def create_app(
         Route(f"/run/{segment}/node/{{node}}", node),
         Route("/api/live", live_api),
         Route(f"/api/run/{segment}/log/{{log}}", log_api),
+        Route(f"/api/run/{segment}/resources", resources_api),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
     middleware = [Middleware(SecurityHeaders)]

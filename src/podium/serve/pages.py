@@ -13,7 +13,7 @@ from podium.paths import RunPaths
 from podium.report.details import hardware_text
 from podium.serve.index import LiveRun, RunsIndex
 from podium.serve.journal import Journal, load_journal
-from podium.serve.runfiles import LOGS, read_jsonl, read_record, resource_charts, tail
+from podium.serve.runfiles import LOGS, live_samples, read_jsonl, read_record, resource_charts, tail
 
 __all__ = ["PAGE_SIZE", "duration", "group_page", "live_rows", "node_page", "run_page", "tree"]
 
@@ -78,6 +78,7 @@ def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folde
     result = (record or {}).get("agent_result") or {}
     grade = (record or {}).get("grade") or {}
     llm_calls = read_jsonl(run.root, run.llm_log)
+    samples = live_samples(run) if live else result.get("samples") or []
     started = None
     if live:
         started = next((r for r in index.live(group) if r.folder == folder), None)
@@ -96,8 +97,8 @@ def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folde
         or next((m for m in ("gold", "silver", "bronze") if grade.get(f"{m}_medal")), None),
         "result": result,
         "runtime": duration(result.get("seconds")) if result else None,
-        "charts": resource_charts(result.get("samples") or []),
-        "samples_note": _samples_note(live, record, result),
+        "charts": resource_charts(samples),
+        "samples_note": _samples_note(live, record, samples),
         "logs": {name: tail(run.root, run.logs / file) for name, file in LOGS.items()},
         "validation_calls": read_jsonl(run.root, run.validation_log),
         "llm": (record or {}).get("llm"),
@@ -107,15 +108,17 @@ def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folde
     }
 
 
-def _samples_note(live: bool, record: dict[str, Any] | None, result: dict[str, Any]) -> str | None:
+def _samples_note(live: bool, record: dict[str, Any] | None, samples: list[Any]) -> str | None:
     if live:
+        if len(samples) >= 2:
+            return None
         return (
-            "No resource graph while the run goes: the sandbox samples CPU and memory every second but writes the "
-            "samples into the run's record only when the run ends. Shown here: the elapsed time and the logs."
+            "No resource graph yet: the sandbox writes a sample of CPU and memory every second to the run's "
+            "resources.jsonl once the agent starts; the graph appears with the second one."
         )
     if record is None:
         return "This run's record.json cannot be read, so there are no resource samples to show."
-    if len(result.get("samples") or []) < 2:
+    if len(samples) < 2:
         return "The sandbox recorded fewer than two resource samples for this run (it ended within about a second)."
     return None
 

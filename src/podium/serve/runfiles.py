@@ -119,6 +119,15 @@ def read_record(run: RunPaths) -> dict[str, Any] | None:
     return None
 
 
+def live_samples(run: RunPaths, points: int = 1200) -> list[dict[str, Any]]:
+    """The samples a run in progress has written so far (``resources.jsonl``), thinned to about ``points``."""
+    samples = read_jsonl(run.root, run.resources, limit=50_000)
+    if len(samples) > points:
+        stride = -(-len(samples) // points)
+        samples = samples[::stride] + ([samples[-1]] if (len(samples) - 1) % stride else [])
+    return samples
+
+
 def resource_charts(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Charts (title, unit, SVG points) of a run's resource samples: memory in use, CPU cores busy, GPUs."""
     rows = [s for s in samples if isinstance(s, dict) and isinstance(s.get("t"), (int, float))]

@@ -81,7 +81,49 @@ async function pollLive(table) {
   }
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+function caption(c) {
+  const top = Number(c.top).toPrecision(3);
+  return `${c.title} (0 to ${top} ${c.unit} over ${duration(c.seconds)}, ${c.n} samples)`;
+}
+
+function chartFigure(c) {
+  const figure = document.createElement("figure");
+  figure.className = "chart";
+  figure.dataset.title = c.title;
+  figure.appendChild(document.createElement("figcaption"));
+  const svg = document.createElementNS(SVG, "svg");
+  for (const [k, v] of [["viewBox", "0 0 600 120"], ["width", "600"], ["height", "120"], ["role", "img"]]) {
+    svg.setAttribute(k, v);
+  }
+  svg.setAttribute("aria-label", c.title);
+  const line = document.createElementNS(SVG, "polyline");
+  for (const [k, v] of [["fill", "none"], ["stroke", "#2a6fb0"], ["stroke-width", "1.5"]]) line.setAttribute(k, v);
+  svg.appendChild(line);
+  figure.appendChild(svg);
+  return figure;
+}
+
+async function pollCharts(box) {
+  try {
+    const data = await getJSON(box.dataset.resourcesUrl);
+    for (const c of data.charts) {
+      let figure = [...box.querySelectorAll("figure.chart")].find((f) => f.dataset.title === c.title);
+      if (!figure) figure = box.appendChild(chartFigure(c));
+      figure.querySelector("figcaption").textContent = caption(c);
+      figure.querySelector("polyline").setAttribute("points", c.points);
+    }
+    const note = document.getElementById("samples-note");
+    if (note && data.charts.length) note.remove();
+    if (!data.live) box.dataset.live = "0";
+  } catch (error) {
+    box.dataset.error = String(error);
+  }
+}
+
 function poll() {
+  for (const box of document.querySelectorAll("#charts[data-live='1']")) pollCharts(box);
   for (const pre of document.querySelectorAll("pre[data-log-url][data-live='1']")) pollLog(pre);
   for (const table of document.querySelectorAll("table[data-live-api]")) pollLive(table);
 }
