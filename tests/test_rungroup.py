@@ -14,9 +14,10 @@ import pytest
 from podium import registry
 from podium.agents import folder_digest, load_agent
 from podium.errors import UsageError
+from podium.paths import exchange_folders
 from podium.run import RunConfig
 from podium.run import group as rungroup
-from podium.store import RunStore, _exchange
+from podium.store import RunStore
 
 COMPS = ("practice-titanic", "practice-wine")
 
@@ -184,7 +185,7 @@ def test_exchange_swaps_two_folders(tmp_path: Path) -> None:
     (tmp_path / "a" / "x").write_text("a")
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "x").write_text("b")
-    if not _exchange(tmp_path / "a", tmp_path / "b"):
+    if not exchange_folders(tmp_path / "a", tmp_path / "b"):
         pytest.skip("this filesystem cannot exchange two paths; podium falls back to two renames")
     assert (tmp_path / "a" / "x").read_text() == "b" and (tmp_path / "b" / "x").read_text() == "a"
 

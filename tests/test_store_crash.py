@@ -147,7 +147,7 @@ CHILD = textwrap.dedent(
         return wrapped
 
     os.fsync, os.replace, os.rename = wrap("fsync", os.fsync), wrap("replace", os.replace), wrap("rename", os.rename)
-    podium.store._exchange = wrap("exchange", podium.store._exchange)  # the one-step swap of a replaced folder
+    podium.store.exchange_folders = wrap("exchange", podium.store.exchange_folders)  # the one-step swap of a replaced folder
     index = RunStore._index
 
     def indexed(self, *args):

@@ -16,6 +16,8 @@ A run's folder (``RUNS/<group>/<competition>/<seed>/``, see :mod:`podium.store`)
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import os
 import tempfile
@@ -23,7 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARKER", "CompetitionPaths", "RunPaths", "default_data_dir", "write_atomic"]
+__all__ = [
+    "MARKER",
+    "CompetitionPaths",
+    "RunPaths",
+    "default_data_dir",
+    "exchange_folders",
+    "fsync_dir",
+    "write_atomic",
+    "write_durably",
+]
 
 #: The record of a finished prepare, inside ``prepared/``.
 MARKER = "podium.json"
@@ -167,3 +178,38 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` entirely or not at all, also after a crash: a temporary file, fsync, rename."""
+    partial = path.with_name(f".{path.name}.partial")
+    with open(partial, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new entry in ``folder`` durable."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def exchange_folders(first: Path, second: Path) -> bool:
+    """Swap two folders atomically (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(first))

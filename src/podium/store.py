@@ -24,7 +24,6 @@ Killing podium at any instruction therefore loses no finished run and counts non
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import itertools
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import owner
+from podium.paths import exchange_folders, fsync_dir, write_durably
 from podium.records import MEDAL_FLAGS, RunRecord
 
 __all__ = ["RunStore"]
@@ -138,13 +138,13 @@ class RunStore:
         final = self.run_dir(record.run_group, record.competition_id, record.seed)
         if staging.parent != final.parent:
             raise ValueError(f"{staging} is not a staging folder of {final}")
-        _write_durably(staging / "record.json", (json.dumps(record.to_dict(), indent=2) + "\n").encode())
-        _fsync_dir(staging)
+        write_durably(staging / "record.json", (json.dumps(record.to_dict(), indent=2) + "\n").encode())
+        fsync_dir(staging)
         aside = None
         if os.path.lexists(final):
             with self._connect() as db:
                 db.execute(*_delete_run(record.run_group, record.competition_id, record.seed))
-            if _exchange(staging, final):  # one step: the old run now lies under the staging name
+            if exchange_folders(staging, final):  # one step: the old run now lies under the staging name
                 aside = staging
             else:
                 aside = self._staging_name(final)
@@ -152,7 +152,7 @@ class RunStore:
                 os.replace(staging, final)
         else:
             os.replace(staging, final)
-        _fsync_dir(final.parent)
+        fsync_dir(final.parent)
         self._index(record, final / "record.json")
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
@@ -374,37 +374,3 @@ def _legacy_owner_dead(name: str) -> bool:
     except OSError:
         return False
     return False
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` entirely or not at all, also after a crash: a temporary file, fsync, rename."""
-    partial = path.with_name(f".{path.name}.partial")
-    with open(partial, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(partial, path)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _exchange(first: Path, second: Path) -> bool:
-    """Swap two folders atomically (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(first))
