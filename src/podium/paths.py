@@ -21,6 +21,7 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,16 +163,20 @@ class RunPaths:
         return {"submission": self.submission, "code": self.code, "logs": self.logs, "home": self.home}
 
 
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> Path:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one, never half
-    (readable by its owner only, unless ``mode`` says otherwise, e.g. 0o644 for a report to share)."""
+def write_atomic(path: Path, text: str | Iterable[str], *, mode: int | None = None) -> Path:
+    """Write ``text`` (a string, or its pieces in order) to ``path`` so that a reader sees the old file or
+    the whole new one, never half (readable by its owner only, unless ``mode`` says otherwise, e.g. 0o644
+    for a report to share)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     if mode is not None:
         os.fchmod(fd, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from podium.report.figures import cost_figure, heatmap_figure, pass_at_k_figure,
 from podium.report.sections import COMPARED, PASS_FLAGS
 from podium.report.tables import RUN_HEAD
 
-__all__ = ["html_report", "pointer"]
+__all__ = ["html_pieces", "html_report", "pointer"]
 
 
 def pointer(*parts: object) -> str:
@@ -177,8 +177,8 @@ def _link(run_dir: str | None, links_from: str | None) -> str | None:
 _RUN_HEAD = [*RUN_HEAD, "folder"]
 
 
-def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[str, Any]]]:
-    rows = []
+def _runs(report: Mapping[str, Any], links_from: str | None) -> Iterator[list[dict[str, Any]]]:
+    """The per-run table's rows, made as the template reaches them (10,000 runs never sit in memory as cells)."""
     for label, data in report["labels"].items():
         for ci, comp in enumerate(data["competitions"]):
             direction = {True: " (higher is better)", False: " (lower is better)"}.get(comp["higher_is_better"], "")
@@ -209,10 +209,7 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> list[list[dict[s
                     {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
                     {"text": "folder" if link else "", "href": link, "cls": "text"},
                 ]
-                rows.append(
-                    [{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row]
-                )
-    return rows
+                yield [{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row]
 
 
 def _heatmap(report: Mapping[str, Any]) -> str | None:
@@ -250,6 +247,11 @@ def _script_json(report: Mapping[str, Any]) -> str:
 
 def html_report(report: Mapping[str, Any], *, links_from: str | None = None) -> str:
     """The report as one HTML file (see the module docstring)."""
+    return "".join(html_pieces(report, links_from=links_from))
+
+
+def html_pieces(report: Mapping[str, Any], *, links_from: str | None = None) -> Iterator[str]:
+    """The HTML file in pieces, in order (what :func:`html_report` joins; a writer can stream them)."""
     import jinja2
 
     template_text = (resources.files("podium.report") / "templates" / "report.html.j2").read_text(encoding="utf-8")
@@ -262,7 +264,7 @@ def html_report(report: Mapping[str, Any], *, links_from: str | None = None) -> 
     inputs = [
         f"{label} ({d['kind']}, {d['runs']} runs): {', '.join(d['paths'])}" for label, d in report["labels"].items()
     ]
-    return environment.from_string(template_text).render(
+    return environment.from_string(template_text).generate(
         report=report,
         options=f"{options}; {seeds}",
         rate_names=[METRICS[k] for k in RATE_KEYS],
