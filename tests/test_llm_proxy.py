@@ -70,7 +70,7 @@ class Provider_(BaseHTTPRequestHandler):
                 usage |= {"cache_read_input_tokens": cached, "cache_creation_input_tokens": 2}
             return self._json(200, {"content": [{"type": "text", "text": "hi"}], "usage": usage})
         if openai:
-            events = [{"choices": [{"delta": {"content": w}}]} for w in ("a", "b", "c")]
+            events = [{"model": body.get("model"), "choices": [{"delta": {"content": w}}]} for w in ("a", "b", "c")]
             if (body.get("stream_options") or {}).get("include_usage"):
                 events.append({"choices": [], "usage": {"prompt_tokens": 13, "completion_tokens": 3}})
             lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
@@ -379,9 +379,13 @@ def test_aliases_are_rewritten_and_other_names_refused(upstream: ThreadingHTTPSe
     with LLMProxy(config, short_dir / "al.sock", short_dir / "al.jsonl", api_key=KEY) as proxy:
         ok = _post(short_dir / "al.sock", "/v1/chat/completions", {"model": "aide-code"})
         direct = _post(short_dir / "al.sock", "/v1/chat/completions", {"model": "gpt-4o-2024-08-06"})
+        streamed = _post(short_dir / "al.sock", "/v1/chat/completions", {"model": "aide-code", "stream": True})
         summary = proxy.summary()
     assert ok[0] == 200 and direct[0] == 403
-    assert [c["body"]["model"] for c in upstream.calls] == ["gpt-4o-2024-08-06"]  # type: ignore[attr-defined]
+    assert json.loads(ok[1])["model"] == "aide-code"  # the answer comes back under the name the agent asked by
+    events = [json.loads(line[5:]) for line in streamed[1].splitlines() if line.startswith(b"data: {")]
+    assert len(events) == 4 and [e.get("model") for e in events[:3]] == ["aide-code"] * 3, streamed[1]
+    assert [c["body"]["model"] for c in upstream.calls] == ["gpt-4o-2024-08-06"] * 2  # type: ignore[attr-defined]
     logged = json.loads((short_dir / "al.jsonl").read_text().splitlines()[0])
     assert logged["model"] == "aide-code" and logged["provider_model"] == "gpt-4o-2024-08-06"
     assert summary["models"] == {"aide-code": "gpt-4o-2024-08-06"}

@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 from podium.agents.llm import LLMConfig
 from podium.agents.prices import Price, price_table
 from podium.services._http import UnixService, send_json
-from podium.services.usage import UsageCounter, answers_asked, asked_cap, cap_field
+from podium.services.usage import ModelRenamer, UsageCounter, answers_asked, asked_cap, cap_field
 
 __all__ = ["BRIDGE_PORT", "MAX_REQUEST_BYTES", "LLMProxy"]
 
@@ -135,7 +135,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/health":
-            self.server.owner._reply(self, 200, {"ok": True, "provider": self.server.owner.config.provider.name})
+            send_json(self, 200, {"ok": True, "provider": self.server.owner.config.provider.name})
         else:
             self.server.owner._refuse(self, 405, "only POST to the provider's completion paths is forwarded")
 
@@ -226,8 +226,10 @@ class LLMProxy(UnixService):
             body = json.dumps(payload).encode()
         entry["stream"] = streaming
         usage: tuple[int, int, int] | None = None
+        renamed = "provider_model" in entry  # answered under the alias the agent asked by
+        alias = ModelRenamer(entry["provider_model"], entry["model"]) if renamed else None
         try:
-            usage = self._forward(handler, path, body, entry)
+            usage = self._forward(handler, path, body, entry, alias)
         finally:
             self._settle(reservation, cost_reserved, usage, price, entry)
         entry["input_tokens"], entry["output_tokens"], entry["cached_input_tokens"] = usage
@@ -328,8 +330,11 @@ class LLMProxy(UnixService):
                 t.cost_usd += cost
             self._settled.notify_all()
 
-    def _forward(self, handler: _Handler, path: str, body: bytes, entry: dict[str, Any]) -> tuple[int, int, int]:
-        """Send the call upstream and stream the answer back; returns (input, output, cached input) tokens seen."""
+    def _forward(
+        self, handler: _Handler, path: str, body: bytes, entry: dict[str, Any], alias: ModelRenamer | None = None
+    ) -> tuple[int, int, int]:
+        """Send the call upstream and stream the answer back (under the alias's name, when the agent asked by an
+        alias); returns (input, output, cached input) tokens seen."""
         url = urlsplit(self.config.provider.base_url)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
         headers["Content-Length"] = str(len(body))
@@ -355,15 +360,15 @@ class LLMProxy(UnixService):
             streaming = "text/event-stream" in (response.getheader("Content-Type") or "")
             while chunk := (response.read1(65536) if streaming else response.read(65536)):
                 counter.feed(chunk, streaming)
-                with contextlib.suppress(OSError):  # the agent hung up: still drain, count and log
-                    handler.wfile.write(chunk)
-                    handler.wfile.flush()
+                _send(handler, alias.feed(chunk, streaming) if alias else chunk)
             counter.finish(streaming)
+            if alias:
+                _send(handler, alias.finish(streaming))
         except (OSError, http.client.HTTPException) as error:
             entry["status"] = 502
             entry["error"] = f"{type(error).__name__}: {error}"
             with contextlib.suppress(OSError):
-                self._reply(handler, 502, {"error": {"message": f"the provider could not be reached: {error}"}})
+                send_json(handler, 502, {"error": {"message": f"the provider could not be reached: {error}"}})
         finally:
             connection.close()
         return counter.input_tokens, counter.output_tokens, counter.cached_tokens
@@ -377,15 +382,18 @@ class LLMProxy(UnixService):
                 self._totals.refused += 1
             self._log(entry)
         with contextlib.suppress(OSError):
-            self._reply(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
+            send_json(handler, status, {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}})
         if handler.unread:
             handler.linger()
-
-    @staticmethod
-    def _reply(handler: _Handler, status: int, payload: dict[str, Any]) -> None:
-        send_json(handler, status, payload)
 
     def _log(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry) + "\n"
         with self._lock, open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
+
+
+def _send(handler: _Handler, data: bytes) -> None:
+    if data:
+        with contextlib.suppress(OSError):  # the agent hung up: still drain, count and log
+            handler.wfile.write(data)
+            handler.wfile.flush()

@@ -13,7 +13,7 @@ from typing import Any
 
 from podium.agents.llm import Provider
 
-__all__ = ["UsageCounter", "answers_asked", "asked_cap", "cap_field"]
+__all__ = ["ModelRenamer", "UsageCounter", "answers_asked", "asked_cap", "cap_field"]
 
 # The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
 # completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
@@ -97,3 +97,46 @@ def cap_field(provider: Provider, path: str) -> str | None:
     if path == "/v1/chat/completions" and provider.name == "openai":
         return "max_completion_tokens"
     return "max_tokens"
+
+
+class ModelRenamer:
+    """Gives an answer back under the name the agent asked for: where the provider names its model
+    (``model`` at the top, or in Anthropic's ``message_start`` event), an alias's provider name becomes
+    the alias again. A JSON body is held until it is complete; a stream passes event line by event line."""
+
+    def __init__(self, provider_name: str, alias: str) -> None:
+        self.provider_name, self.alias = provider_name, alias
+        self._needle = json.dumps(provider_name).encode()[1:-1]
+        self._buffer = b""
+
+    def feed(self, chunk: bytes, streaming: bool) -> bytes:
+        """What of the answer so far can go to the agent now."""
+        self._buffer += chunk
+        if not streaming:
+            return b""
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return b"".join(self._line(line) + b"\n" for line in lines)
+
+    def finish(self, streaming: bool) -> bytes:
+        """The rest of the answer."""
+        rest, self._buffer = self._buffer, b""
+        return self._line(rest) if streaming else self._body(rest)
+
+    def _line(self, line: bytes) -> bytes:
+        if not line.startswith(b"data:") or self._needle not in line:
+            return line
+        return b"data: " + self._body(line[5:].strip())
+
+    def _body(self, data: bytes) -> bytes:
+        if self._needle not in data:
+            return data
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return data
+        changed = False
+        for holder in (message, message.get("message") if isinstance(message, dict) else None):
+            if isinstance(holder, dict) and holder.get("model") == self.provider_name:
+                holder["model"] = self.alias
+                changed = True
+        return json.dumps(message).encode() if changed else data
