@@ -195,3 +195,43 @@ def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Pat
     assert len(asked) == 6, "three drafts and three reviews; no report call"
     record = json.loads((run / "record.json").read_text())
     assert record["grade"]["valid_submission"] and record["llm"]["models"] == {"aide-code": "scripted-1"}
+
+
+def test_aide_goes_on_after_a_review_that_is_not_json(tmp_path: Path, spaceship_data_dir: Path) -> None:
+    """A weak model's review (a forced tool call) with arguments that are not JSON used to end AIDE's search
+    and leave it hung until the run's time was up (seen with SmolLM2). Now it is asked for once more, then
+    the node counts as buggy and the search goes on to a node that works."""
+    env_dir = tmp_path / "envs"
+    reviews = iter(['{"is_bug": false, "summary": "ran\nbadly', '{"is_bug": false, "summary": "ran\nbadly'])
+
+    def answer(request: dict[str, Any]) -> Any:
+        text = _text(request)
+        if request["body"].get("tools"):
+            bad = next(reviews, None)
+            if bad is not None:
+                return ToolCall("submit_review", bad)  # a control character inside a JSON string
+            metric = float(text.split("Validation accuracy:")[-1].split()[0]) if "Validation accuracy:" in text else 0.0
+            return ToolCall(
+                "submit_review", {"is_bug": False, "summary": "ran", "metric": metric, "lower_is_better": False}
+            )
+        return Reply(
+            "A baseline.\n```python\n" + AIDE_CODE.replace("{metric}", "0.7").replace("{value}", "False") + "```"
+        )
+
+    agent = tmp_path / "aide"
+    shutil.copytree(BUILTIN / "aide", agent)
+    text = (agent / "agent.yaml").read_text()
+    (agent / "agent.yaml").write_text(
+        text.replace('env: {OMP_NUM_THREADS: "2"}', 'env: {OMP_NUM_THREADS: "1", STEP_LIMIT: "2"}')
+    )
+    with ScriptedLLM([answer] * 20) as model:
+        result = _run(agent, model, spaceship_data_dir, tmp_path / "runs", env_dir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "runs" / "default" / COMP / "0"
+    out = (run / "logs" / "agent.stdout.log").read_text()
+    assert "review 2 of 2 was not valid JSON" in out and "AIDE finished" in out, out[-3000:]
+    [journal] = (run / "logs" / "aide").glob("*/journal.json")
+    nodes = json.loads(journal.read_text())["nodes"]
+    assert len(nodes) == 2 and nodes[0]["is_buggy"] and "not valid JSON twice" in nodes[0]["analysis"]
+    assert not nodes[1]["is_buggy"]
+    assert "the best node's submission is in place" in out

@@ -9,6 +9,9 @@ What this wrapper adds around ``aide``, and why:
 - model names starting with ``gpt-`` or ``o<digit>-`` make AIDE 0.2.2 call api.openai.com directly
   (Responses API, ignoring the base URL), so the model must be an alias (``models: {alias: name}``
   in agent.yaml's ``llm:``), which the proxy maps to the provider's name; such a name is refused here;
+- AIDE runs through ``launch_aide.py``: a review whose tool call is not JSON is asked for once more,
+  then counts as a buggy node, instead of ending the search and leaving AIDE hung until the time is
+  up (``AIDE_TOLERATE_BAD_REVIEWS=0``: AIDE's own behaviour); whatever ends AIDE, it exits;
 - AIDE leaves in ``working/submission.csv`` the output of its last script, not of its best node,
   so at the end the best node's code (by AIDE's own metric, from ``journal.json``) runs once more,
   within the time left, and its submission is validated and placed; if that fails, the last
@@ -17,10 +20,10 @@ What this wrapper adds around ``aide``, and why:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -56,9 +59,11 @@ def _run(command: list[str], cwd: Path, seconds: float) -> int | None:
     try:
         return child.wait(timeout=max(1.0, seconds))
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
         return None
+    finally:  # what it left running (AIDE's interpreter) goes with it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
 
 
 def _best_node(log_root: Path) -> dict | None:
@@ -106,10 +111,10 @@ def main() -> int:
         "agent.search.debug_prob": os.environ.get("AIDE_DEBUG_PROB", "1"),
         "exec.timeout": str(int(min(32400.0, max(60.0, limit - rerun_reserve)))),
     }
-    aide = shutil.which("aide") or "aide"
+    launcher = [sys.executable, str(Path(__file__).with_name("launch_aide.py"))]
     budget = limit - rerun_reserve - (time.monotonic() - started)
     _say(f"running AIDE for at most {budget:.0f} s with {code_model} (feedback {feedback_model})")
-    code = _run([aide, *(f"{k}={v}" for k, v in settings.items())], CODE, budget)
+    code = _run([*launcher, *(f"{k}={v}" for k, v in settings.items())], CODE, budget)
     _say(
         "AIDE finished" if code == 0 else f"AIDE ended ({'stopped at its time' if code is None else f'status {code}'})"
     )
