@@ -155,10 +155,18 @@ sample.to_csv("./working/submission.csv", index=False)
 """
 
 
-def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Path, spaceship_data_dir: Path) -> None:
+@pytest.fixture(scope="module")
+def aide_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where AIDE's environment is built once (by the first run that needs it) for this module's AIDE tests."""
+    return tmp_path_factory.mktemp("aide-envs")
+
+
+def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(
+    tmp_path: Path, spaceship_data_dir: Path, aide_env_dir: Path
+) -> None:
     """AIDE from PyPI through the proxy: its model is an alias, its extra report call is off, and the best
     node (not the last script) writes the submission."""
-    env_dir = tmp_path / "envs"
+    env_dir = aide_env_dir
     codes = iter([("0.9", "False"), ("0.5", "True"), ("0.4", "True")])  # the best node comes first
 
     def answer(request: dict[str, Any]) -> Any:
@@ -197,11 +205,13 @@ def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(tmp_path: Pat
     assert record["grade"]["valid_submission"] and record["llm"]["models"] == {"aide-code": "scripted-1"}
 
 
-def test_aide_goes_on_after_a_review_that_is_not_json(tmp_path: Path, spaceship_data_dir: Path) -> None:
+def test_aide_goes_on_after_a_review_that_is_not_json(
+    tmp_path: Path, spaceship_data_dir: Path, aide_env_dir: Path
+) -> None:
     """A weak model's review (a forced tool call) with arguments that are not JSON used to end AIDE's search
     and leave it hung until the run's time was up (seen with SmolLM2). Now it is asked for once more, then
     the node counts as buggy and the search goes on to a node that works."""
-    env_dir = tmp_path / "envs"
+    env_dir = aide_env_dir
     reviews = iter(['{"is_bug": false, "summary": "ran\nbadly', '{"is_bug": false, "summary": "ran\nbadly'])
 
     def answer(request: dict[str, Any]) -> Any:
