@@ -15,12 +15,28 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["MEDALS", "MEDAL_FLAGS", "RUN_FLAGS", "SUMMARY_FIELDS", "GradeReport", "RunRecord", "ValidationResult"]
+__all__ = [
+    "MEDALS",
+    "MEDAL_FLAGS",
+    "RUN_FLAGS",
+    "SUMMARY_FIELDS",
+    "GradeReport",
+    "RunRecord",
+    "ValidationResult",
+    "medal_of",
+]
 
 #: The medals, best first.
 MEDALS = ("gold", "silver", "bronze")
 #: The medal flags of a grade, best first.
 MEDAL_FLAGS = tuple(f"{medal}_medal" for medal in MEDALS)
+
+
+def medal_of(flags: Mapping[str, Any]) -> str | None:
+    """The medal named by a grade's (or an index row's) exclusive flags ("gold", "silver", "bronze"), or None."""
+    return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if flags.get(flag)), None)
+
+
 #: Every flag of a grade that the published aggregation counts, in its order.
 RUN_FLAGS = ("submission_exists", "valid_submission", "above_median", *MEDAL_FLAGS)
 #: What a field missing from a partial grade reads as, by its type.
@@ -80,7 +96,7 @@ class GradeReport:
     @property
     def medal(self) -> str | None:
         """The medal this grade earned ("gold", "silver", "bronze"), or None."""
-        return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if getattr(self, flag)), None)
+        return medal_of({flag: getattr(self, flag) for flag in MEDAL_FLAGS})
 
 
 #: The fields of a grade that ``GradeReport.summary`` keeps.

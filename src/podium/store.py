@@ -29,6 +29,7 @@ import fcntl
 import itertools
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -41,7 +42,7 @@ from podium import owner
 from podium.paths import exchange_folders, fsync_dir, write_durably
 from podium.records import MEDAL_FLAGS, RunRecord
 
-__all__ = ["RunStore"]
+__all__ = ["INDEX_NAME", "STAGING_NAME", "RunStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -77,6 +78,10 @@ _COLUMNS = (
 _INSERT = f"INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _OWNERS = ".owners"
 _STAGING_MARK = ".tmp-"
+#: The index's file in the runs folder.
+INDEX_NAME = "podium.db"
+#: A staging folder's name: ``.<seed>.tmp-<owner token>-<n>`` (see ``RunStore._staging_name``).
+STAGING_NAME = re.compile(rf"\.(\d+){re.escape(_STAGING_MARK)}(.+)")
 #: The owner lock this process holds in each runs folder: (pid, the folder of locks) -> its descriptor.
 _HELD: dict[tuple[int, str], int] = {}
 _COUNTER = itertools.count()
@@ -99,7 +104,7 @@ class RunStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.root / "podium.db", timeout=30)
+        db = sqlite3.connect(self.root / INDEX_NAME, timeout=30)
         try:
             with db:
                 yield db

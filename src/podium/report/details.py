@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from podium.records import MEDAL_FLAGS, MEDALS
+from podium.records import medal_of
 
 __all__ = ["DETAILS", "LABEL_FIELDS", "grading_report_details", "label_of", "record_details"]
 
@@ -67,10 +67,6 @@ def _metric(competition_id: str, version: int, cache: dict[tuple[str, int], Any]
     return cache[key]
 
 
-def _medal(flags: Mapping[str, Any]) -> str | None:
-    return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if flags.get(flag)), None)
-
-
 def hardware_text(cpus: float | None, gpus: int | None) -> str:
     """A run's hardware in a label's words: ``2 CPU``, ``4 CPU + 1 GPU``, ``1 GPU`` (CPUs not capped)."""
     parts = [] if cpus is None else [f"{cpus:g} CPU"]
@@ -108,7 +104,7 @@ def record_details(data: Mapping[str, Any], path: Path, cache: dict[tuple[str, i
         "percentile": grade.get("percentile"),
         "rank": grade.get("rank"),
         "n_teams": grade.get("n_teams"),
-        "medal": _medal(grade),
+        "medal": medal_of(grade),
         "metric": competition.metric.name if competition is not None else None,
         "higher_is_better": (not grade["is_lower_better"]) if "is_lower_better" in grade else None,
         "leaderboard": grade.get("leaderboard"),
@@ -153,7 +149,7 @@ def grading_report_details(report: Mapping[str, Any], cache: dict[tuple[str, int
             "percentile": percentile,
             "rank": rank,
             "n_teams": n_teams,
-            "medal": _medal(report),
+            "medal": medal_of(report),
             "metric": competition.metric.name if competition is not None else None,
             "higher_is_better": (not report["is_lower_better"]) if report.get("is_lower_better") is not None else None,
             "leaderboard": board.source if board is not None else None,

@@ -13,6 +13,8 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from podium.report.sections import pass_at_k_blocks
+
 __all__ = ["cost_figure", "heatmap_figure", "pass_at_k_figure", "time_scaling_figure"]
 
 
@@ -35,11 +37,8 @@ def _figure(width: float, height: float) -> Any:
 def pass_at_k_figure(report: Mapping[str, Any]) -> str | None:
     """pass@k (any medal) against k, one panel per split with curves, one line per label."""
     panels: dict[str, list[tuple[str, Sequence[int], Sequence[float]]]] = {}
-    for label, data in report["labels"].items():
-        for key, cell in data["splits"].items():
-            block = cell.get("pass_at_k") or {}
-            if "curves" in block and cell["runs"]:
-                panels.setdefault(key, []).append((label, block["k"], block["curves"]["any_medal"]))
+    for label, key, block in pass_at_k_blocks(report):
+        panels.setdefault(key, []).append((label, block["k"], block["curves"]["any_medal"]))
     if not panels:
         return None
     figure = _figure(4.2 * len(panels), 3.4)

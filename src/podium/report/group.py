@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.paths import write_atomic
-from podium.records import MEDAL_FLAGS, MEDALS
+from podium.records import medal_of
 
 __all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_group_report", "write_report"]
 
@@ -115,7 +115,7 @@ def _rates_table(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _medal(row: Mapping[str, Any]) -> str:
-    return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if row[flag]), "-")
+    return medal_of(row) or "-"
 
 
 def _score(value: float | None) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.figures import cost_figure, heatmap_figure, pass_at_k_figure, time_scaling_figure
-from podium.report.sections import COMPARED, PASS_FLAGS
+from podium.report.sections import COMPARED, PASS_FLAGS, pass_at_k_blocks
 from podium.report.tables import RUN_HEAD
 
 __all__ = ["html_pieces", "html_report", "pointer"]
@@ -96,18 +96,14 @@ def _headline(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _pass_rows(report: Mapping[str, Any]) -> tuple[list[int], list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     longest: list[int] = []
-    for label, data in report["labels"].items():
-        for key, cell in data["splits"].items():
-            block = cell.get("pass_at_k") or {}
-            if "curves" not in block or not cell["runs"]:
-                continue
-            longest = block["k"] if len(block["k"]) > len(longest) else longest
-            for flag, words in PASS_FLAGS.items():
-                cells = [
-                    _cell(v, pointer("labels", label, "splits", key, "pass_at_k", "curves", flag, i))
-                    for i, v in enumerate(block["curves"][flag])
-                ]
-                rows.append({"label": label, "split": report["splits"][key]["title"], "flag": words, "cells": cells})
+    for label, key, block in pass_at_k_blocks(report):
+        longest = block["k"] if len(block["k"]) > len(longest) else longest
+        for flag, words in PASS_FLAGS.items():
+            cells = [
+                _cell(v, pointer("labels", label, "splits", key, "pass_at_k", "curves", flag, i))
+                for i, v in enumerate(block["curves"][flag])
+            ]
+            rows.append({"label": label, "split": report["splits"][key]["title"], "flag": words, "cells": cells})
     for row in rows:
         row["cells"] += [_cell(None, None)] * (len(longest) - len(row["cells"]))
     return list(longest), rows

@@ -5,7 +5,7 @@ pass@k per split, the paired comparisons of labels, each competition's runs, and
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from podium.errors import UsageError
@@ -20,6 +20,7 @@ __all__ = [
     "comparison_pairs",
     "comparisons",
     "costs",
+    "pass_at_k_blocks",
     "pass_at_k_curves",
     "per_competition",
 ]
@@ -192,3 +193,13 @@ def costs(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "gpu_hours_per_medal": _per(gpu_hours, medals),
         "runtime_hours_per_medal": _per(hours, medals),
     }
+
+
+def pass_at_k_blocks(report: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """(label, split key, its pass@k block) of every label's split that has curves and runs: what the
+    tables and the figure of pass@k show."""
+    for label, data in report["labels"].items():
+        for key, cell in data["splits"].items():
+            block = cell.get("pass_at_k") or {}
+            if "curves" in block and cell["runs"]:
+                yield label, key, block

@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from podium.report.sections import pass_at_k_blocks
+
 __all__ = ["RUN_HEAD", "WIDTH", "md_row", "md_sections", "text_sections", "text_table"]
 
 WIDTH = 100
@@ -65,15 +67,11 @@ def _shown_k(ks: Sequence[int]) -> list[int]:
 def _pass_rows(report: Mapping[str, Any], flag: str) -> tuple[list[int], list[list[str]]]:
     rows: list[list[str]] = []
     shown: list[int] = []
-    for label, data in report["labels"].items():
-        for key, cell in data["splits"].items():
-            block = cell.get("pass_at_k") or {}
-            if "curves" not in block or not cell["runs"]:
-                continue
-            ks = _shown_k(block["k"])
-            shown = ks if len(ks) > len(shown) else shown
-            values = dict(zip(block["k"], block["curves"][flag], strict=True))
-            rows.append([label, report["splits"][key]["title"], *(_num(values.get(k)) for k in ks)])
+    for label, key, block in pass_at_k_blocks(report):
+        ks = _shown_k(block["k"])
+        shown = ks if len(ks) > len(shown) else shown
+        values = dict(zip(block["k"], block["curves"][flag], strict=True))
+        rows.append([label, report["splits"][key]["title"], *(_num(values.get(k)) for k in ks)])
     width = len(shown)
     return shown, [r + ["-"] * (2 + width - len(r)) for r in rows]
 

@@ -20,13 +20,12 @@ from typing import Any
 from urllib.parse import quote
 
 from podium import owner
-from podium.records import MEDAL_FLAGS, MEDALS
+from podium.records import MEDAL_FLAGS, MEDALS, medal_of
+from podium.store import INDEX_NAME, STAGING_NAME
 
 __all__ = ["INDEX_NAME", "LiveRun", "RunsIndex", "safe_name"]
 
-INDEX_NAME = "podium.db"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+\-]{0,199}")
-_STAGING = re.compile(r"\.(\d+)\.tmp-(.+)")
 #: The columns a page shows, and what they read as in an index written before they existed.
 _OPTIONAL = {"percentile": "NULL", "rank": "NULL"}
 
@@ -189,7 +188,7 @@ class RunsIndex:
                 if not competition.is_dir() or competition.is_symlink() or not safe_name(competition.name):
                     continue
                 for entry in _entries(competition):
-                    match = _STAGING.fullmatch(entry.name)
+                    match = STAGING_NAME.fullmatch(entry.name)
                     if match is None or not entry.is_dir() or entry.is_symlink():
                         continue
                     token = owner.token_in(match.group(2))
@@ -221,5 +220,5 @@ def _empty_summary() -> dict[str, Any]:
 
 
 def _with_medal(row: dict[str, Any]) -> dict[str, Any]:
-    row["medal"] = next((m for m, f in zip(MEDALS, MEDAL_FLAGS, strict=True) if row.get(f)), None)
+    row["medal"] = medal_of(row)
     return row

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.paths import RunPaths
+from podium.records import medal_of
 from podium.report.details import hardware_text
 from podium.serve.index import LiveRun, RunsIndex
 from podium.serve.journal import Journal, load_journal
@@ -93,8 +94,7 @@ def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folde
         "record": record,
         "row": row,
         "grade": grade,
-        "medal": (row or {}).get("medal")
-        or next((m for m in ("gold", "silver", "bronze") if grade.get(f"{m}_medal")), None),
+        "medal": (row or {}).get("medal") or medal_of(grade),
         "result": result,
         "runtime": duration(result.get("seconds")) if result else None,
         "charts": resource_charts(samples),
