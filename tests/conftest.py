@@ -55,6 +55,22 @@ def _describe(path: str) -> str:
 
 
 @pytest.fixture(scope="session")
+def minimal_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `minimal` agent environment, built once for the session's LLM-agent runs."""
+    from podium.environments import build, load_profile
+
+    root = tmp_path_factory.mktemp("envs")
+    build(load_profile("minimal"), root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def aide_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where AIDE's environment is built once (by the first run that needs it) for the session's AIDE runs."""
+    return tmp_path_factory.mktemp("aide-envs")
+
+
+@pytest.fixture(scope="session")
 def spaceship_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """spaceship-titanic prepared from its generated raw folder (the runs' tests share it)."""
     from podium import registry
@@ -118,3 +134,9 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
             opened.screenshot(path=str(artefacts / f"{request.node.name}.png"), full_page=True)
         finally:
             context.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The local-model tests run last: in CI their model server is still compiling in the background
+    (scripts/local_model.sh) while the rest of the suite runs."""
+    items.sort(key=lambda item: item.get_closest_marker("local_model") is not None)

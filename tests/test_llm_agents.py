@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from podium.agents import BUILTIN
-from podium.environments import build, load_profile
 from podium.testing import Fail, Reply, ScriptedLLM, ToolCall
 
 COMP = "spaceship-titanic"
@@ -72,10 +71,8 @@ class Model:
 
 
 @pytest.fixture(scope="module")
-def env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("envs")
-    build(load_profile("minimal"), root)
-    return root
+def env_dir(minimal_env_dir: Path) -> Path:
+    return minimal_env_dir
 
 
 def _agent(tmp_path: Path, **env: str) -> Path:
@@ -153,12 +150,6 @@ print("Validation accuracy:", {metric})
 sample["Transported"] = {value}
 sample.to_csv("./working/submission.csv", index=False)
 """
-
-
-@pytest.fixture(scope="module")
-def aide_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where AIDE's environment is built once (by the first run that needs it) for this module's AIDE tests."""
-    return tmp_path_factory.mktemp("aide-envs")
 
 
 def test_aide_runs_unpatched_and_its_best_node_is_what_gets_graded(

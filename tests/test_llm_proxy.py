@@ -239,8 +239,37 @@ def test_parallel_calls_cannot_overshoot_the_token_budget(upstream: ThreadingHTT
         status, _ = _post(short_dir / "q.sock", "/v1/chat/completions", {"model": "m"})
         summary = proxy.summary()
     (call,) = upstream.calls  # type: ignore[attr-defined]
-    assert status == 200 and call["body"]["max_completion_tokens"] == 200 - len(b'{"model": "m"}')
+    # (as max_tokens: the field every OpenAI-compatible server reads; OpenAI's own API gets max_completion_tokens)
+    assert status == 200 and call["body"]["max_tokens"] == 200 - len(b'{"model": "m"}')
     assert summary["input_tokens"] + summary["output_tokens"] > 200 - len(b'{"model": "m"}')
+
+
+def test_max_answer_tokens_caps_every_answer(upstream: ThreadingHTTPServer, short_dir: Path) -> None:
+    """A small local model that rambles until its context is full held one AIDE call for minutes (seen with
+    SmolLM2): max_answer_tokens adds a cap to the calls that name none and lowers larger ones."""
+    upstream.spend_all = True  # type: ignore[attr-defined]  # each answer as long as its cap allows
+    config = _config(upstream, max_answer_tokens=50)
+    asked = [{"model": "m"}, {"model": "m", "max_tokens": 500}, {"model": "m", "max_tokens": 20}]
+    with LLMProxy(config, short_dir / "c.sock", short_dir / "c.jsonl", api_key=KEY) as proxy:
+        statuses = [_post(short_dir / "c.sock", "/v1/chat/completions", body)[0] for body in asked]
+        summary = proxy.summary()
+    sent = [call["body"] for call in upstream.calls]  # type: ignore[attr-defined]
+    assert statuses == [200, 200, 200] and [b.get("max_tokens") for b in sent] == [50, 50, 20]
+    assert "max_completion_tokens" not in sent[0]  # a local server's field, not OpenAI's newer one
+    assert summary["output_tokens"] == 50 + 50 + 20 and summary["max_answer_tokens"] == 50
+    logged = [json.loads(line) for line in (short_dir / "c.jsonl").read_text().splitlines()]
+    assert [entry.get("cap_added") for entry in logged] == [50, 50, None]
+
+
+def test_the_cap_field_follows_the_address() -> None:
+    from podium.services.usage import cap_field
+
+    local = replace(PROVIDERS["openai"], base_url="http://127.0.0.1:8080")
+    assert cap_field(PROVIDERS["openai"], "/v1/chat/completions") == "max_completion_tokens"
+    assert cap_field(local, "/v1/chat/completions") == "max_tokens"
+    assert cap_field(PROVIDERS["anthropic"], "/v1/messages") == "max_tokens"
+    assert cap_field(PROVIDERS["openai"], "/v1/responses") == "max_output_tokens"
+    assert cap_field(PROVIDERS["openai"], "/v1/embeddings") is None
 
 
 def _fits(budget: int, reserved: int, used: int) -> int:
@@ -458,5 +487,14 @@ def test_overrides_from_the_command_line() -> None:
             aide.override(**bad)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="no price for openai/my-finetune"):
         replace(plain, provider=PROVIDERS["openai"], models=("my-finetune",), max_cost_usd=1.0).check_prices()
+    with pytest.raises(UsageError, match="--max-answer-tokens 0"):
+        aide.override(max_answer_tokens=0)
+    assert aide.override(max_answer_tokens=512).max_answer_tokens == 512
+    # the budgets also come from agent.yaml's llm: section
+    section = {"provider": "openai", "models": ["gpt-4o"], "max_cost_usd": 2.5, "max_answer_tokens": 1024}
+    parsed = parse_llm_config(section, "agent.yaml")
+    assert (parsed.max_cost_usd, parsed.max_answer_tokens) == (2.5, 1024)
+    with pytest.raises(UsageError, match="max_answer_tokens must be a positive number"):
+        parse_llm_config({**section, "max_answer_tokens": -1}, "agent.yaml")
     with pytest.raises(UsageError, match="need --model"):
         LLMConfig.from_options("openai", None, None, 1.0)

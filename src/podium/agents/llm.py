@@ -27,6 +27,8 @@ LLM_KEYS = (
     "max_tokens",
     "max_requests",
     "max_tokens_per_call",
+    "max_answer_tokens",
+    "max_cost_usd",
     "bridge",
 )
 
@@ -72,6 +74,9 @@ class LLMConfig:
     #: Names the agent uses -> the provider's names (``models: {alias: name}``); the proxy rewrites them.
     aliases: Mapping[str, str] = field(default_factory=dict)
     max_cost_usd: float | None = None  # USD per run, from the price table (podium.agents.prices)
+    #: The most tokens one answer may have: the proxy caps every call to it (small local models that ramble
+    #: until their context is full otherwise hold a call for minutes).
+    max_answer_tokens: int | None = None
 
     def provider_model(self, name: str) -> str:
         """The provider's name for the model the agent called ``name``."""
@@ -101,8 +106,10 @@ class LLMConfig:
         model: str | None = None,
         base_url: str | None = None,
         max_cost_usd: float | None = None,
+        max_answer_tokens: int | None = None,
     ) -> LLMConfig:
-        """This access with the command line's choices (``--provider``, ``--model``, ``--base-url``, ``--max-cost``).
+        """This access with the command line's choices (``--provider``, ``--model``, ``--base-url``, ``--max-cost``,
+        ``--max-answer-tokens``).
 
         ``model`` becomes the one model: where the agent calls its model by aliases, every alias now
         stands for it (AIDE's ``aide-code``); otherwise the agent may use that name only.
@@ -126,17 +133,33 @@ class LLMConfig:
             if not max_cost_usd > 0:
                 raise UsageError(f"--max-cost {max_cost_usd}: give a positive amount of USD")
             chosen = replace(chosen, max_cost_usd=float(max_cost_usd))
+        if max_answer_tokens is not None:
+            if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int) or max_answer_tokens < 1:
+                raise UsageError(f"--max-answer-tokens {max_answer_tokens}: give a positive number of tokens")
+            chosen = replace(chosen, max_answer_tokens=max_answer_tokens)
         return chosen
 
     @classmethod
     def from_options(
-        cls, provider: str | None, model: str | None, base_url: str | None, max_cost_usd: float | None
+        cls,
+        provider: str | None,
+        model: str | None,
+        base_url: str | None,
+        max_cost_usd: float | None,
+        max_answer_tokens: int | None = None,
     ) -> LLMConfig:
         """Model access given only on the command line (an agent without an ``llm:`` section)."""
         if model is None:
-            raise UsageError("--provider, --base-url and --max-cost need --model for an agent without an llm: section")
+            raise UsageError(
+                "--provider, --base-url, --max-cost and --max-answer-tokens need --model for an agent without an llm: "
+                "section"
+            )
         return cls(PROVIDERS[provider or "openai"]).override(
-            provider=provider, model=model, base_url=base_url, max_cost_usd=max_cost_usd
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            max_cost_usd=max_cost_usd,
+            max_answer_tokens=max_answer_tokens,
         )
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str:
@@ -181,7 +204,7 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost > 0):
         raise UsageError(f"{where}: llm max_cost_usd must be a positive amount of USD, got {cost!r}")
     limits: dict[str, Any] = {}
-    for key in ("max_tokens", "max_requests", "max_tokens_per_call"):
+    for key in ("max_tokens", "max_requests", "max_tokens_per_call", "max_answer_tokens"):
         value = raw.get(key)
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
             raise UsageError(f"{where}: llm {key} must be a positive number, got {value!r}")

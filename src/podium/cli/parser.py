@@ -7,98 +7,15 @@ fix; every help shows its defaults.
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from podium import __version__
-from podium.cli import commands
+from podium.cli import commands, values
 from podium.cli.commands import EXIT_USAGE
-from podium.errors import PodiumError
 from podium.registry import SPLITS
 
 __all__ = ["build_parser", "join_values"]
-
-
-def _number(text: str) -> float:
-    """A finite number, or NaN for anything else (words, inf, nan)."""
-    try:
-        value = float(text)
-    except ValueError:
-        return math.nan
-    return value if math.isfinite(value) else math.nan
-
-
-def _time_limit(text: str) -> float:
-    """A wall-clock limit: a positive number with a unit s, m, h or d (seconds without one)."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    value = text.strip().lower()
-    unit = value[-1:] if value[-1:] in units else "s"
-    number = _number(value[:-1] if value[-1:] in units else value)
-    if math.isnan(number):
-        raise argparse.ArgumentTypeError(f"cannot read the time limit {text!r}; write it like 24h, 90m, 30s or 2d")
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"the time limit must be positive, got {text}")
-    return number * units[unit]
-
-
-def _size(what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        from podium.units import parse_size
-
-        try:
-            size = parse_size(text)
-        except PodiumError:
-            raise argparse.ArgumentTypeError(
-                f"cannot read the {what} {text!r}; write it like 16G, 512M or a number of bytes"
-            ) from None
-        if size is None or size <= 0:
-            raise argparse.ArgumentTypeError(f"the {what} must be positive, got {text}")
-        return size
-
-    return parse
-
-
-def _money(text: str) -> float:
-    value = _number(text.strip().lstrip("$"))
-    if math.isnan(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"the cost budget must be a positive amount of USD, got {text!r}")
-    return value
-
-
-def _cpus(text: str) -> float:
-    value = _number(text)
-    if math.isnan(value):
-        raise argparse.ArgumentTypeError(f"cannot read the CPU count {text!r}; write a number of cores, like 2 or 0.5")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"the CPUs per run must be more than 0, got {text}")
-    return value
-
-
-def _count(least: int, what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"the {what} must be a whole number, got {text!r}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"the {what} must be at least {least}, got {text}")
-        return value
-
-    return parse
-
-
-def _hours(text: str) -> list[float]:
-    """``1,2,4.5``: positive hours, for ``report --hours``."""
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"give hours as numbers separated by commas, e.g. 1,2,4,8,24; got {text!r}"
-        ) from None
-    if not values or any(not v > 0 or v != v or v == float("inf") for v in values):
-        raise argparse.ArgumentTypeError(f"give positive hours, e.g. 1,2,4,8,24; got {text!r}")
-    return values
 
 
 #: Options of `run` whose values may look like options (a negative number): ``--time-limit -5m``.
@@ -207,30 +124,35 @@ def build_parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--competitions", help="comma-separated competition ids")
     which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
-    p.add_argument("--seeds", type=_count(1, "number of seeds"), default=1, help="runs per competition")
+    p.add_argument("--seeds", type=values.count(1, "number of seeds"), default=1, help="runs per competition")
     p.add_argument(
-        "--time-limit", type=_time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
+        "--time-limit", type=values.time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
     )
-    p.add_argument("--workers", type=_count(1, "number of workers"), default=1, help="runs at once")
+    p.add_argument("--workers", type=values.count(1, "number of workers"), default=1, help="runs at once")
     p.add_argument(
         "--sandbox",
         default="bwrap",
         choices=["bwrap", "docker", "local"],
         help="isolation: bwrap (default), docker (a local engine, found through DOCKER_HOST), local (none: debugging)",
     )
-    p.add_argument("--cpus", type=_cpus, default=None, help="CPU cores per run (a CFS quota; default: the agent's)")
     p.add_argument(
-        "--memory", type=_size("memory cap"), default=None, help="memory cap per run, e.g. 16G (default: the agent's)"
+        "--cpus", type=values.cpus, default=None, help="CPU cores per run (a CFS quota; default: the agent's)"
+    )
+    p.add_argument(
+        "--memory",
+        type=values.size("memory cap"),
+        default=None,
+        help="memory cap per run, e.g. 16G (default: the agent's)",
     )
     p.add_argument(
         "--disk",
-        type=_size("disk cap"),
+        type=values.size("disk cap"),
         default=None,
         help="cap on what a run writes to /home/submission, code and logs, e.g. 50G (default: the agent's)",
     )
     p.add_argument(
         "--gpus",
-        type=_count(0, "number of GPUs"),
+        type=values.count(0, "number of GPUs"),
         default=None,
         help="GPUs per run; each run gets its own (default: the agent's, else 0)",
     )
@@ -251,7 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--provider", default=None, choices=["openai", "anthropic", "openrouter"], help="the model's provider"
     )
     p.add_argument("--base-url", default=None, help="the provider's API address, e.g. a local vLLM or llama.cpp server")
-    p.add_argument("--max-cost", type=_money, default=None, metavar="USD", help="the cost budget of each run")
+    p.add_argument("--max-cost", type=values.money, default=None, metavar="USD", help="the cost budget of each run")
+    p.add_argument(
+        "--max-answer-tokens",
+        type=values.count(1, "answer cap"),
+        default=None,
+        metavar="N",
+        help="cap each model answer at N tokens (for small local models that ramble; default: the agent's llm:)",
+    )
     p.add_argument(
         "--env",
         default=None,
@@ -384,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--hours",
         default=None,
         metavar="H,H,...",
-        type=_hours,
+        type=values.hours,
         help="the time points of --time-scaling, in hours, e.g. 1,2,4,8,24 (default: every hour of the time "
         "limit, or ten even steps of a limit under two hours)",
     )
@@ -393,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")
-    p.add_argument("--port", type=_count(0, "--port"), default=8000, help="port to listen on (0: any free one)")
+    p.add_argument("--port", type=values.count(0, "--port"), default=8000, help="port to listen on (0: any free one)")
     p.add_argument("--token", nargs="?", const="", metavar="T", help="require T on every request; alone: a random T")
     p.set_defaults(fn=commands.cmd_serve)
     return parser

@@ -52,7 +52,13 @@ def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
     from podium.agents import load_agent
 
     agent = load_agent(name)
-    chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url, "max_cost_usd": args.max_cost}
+    chosen = {
+        "provider": args.provider,
+        "model": args.model,
+        "base_url": args.base_url,
+        "max_cost_usd": args.max_cost,
+        "max_answer_tokens": args.max_answer_tokens,
+    }
     if any(v is not None for v in chosen.values()):
         from dataclasses import replace
 

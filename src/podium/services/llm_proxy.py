@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 from podium.agents.llm import LLMConfig
 from podium.agents.prices import Price, price_table
 from podium.services._http import UnixService, send_json
-from podium.services.usage import ModelRenamer, UsageCounter, answers_asked, asked_cap, cap_field
+from podium.services.usage import ModelRenamer, UsageCounter, answers_asked, asked_cap, cap_answer, cap_field
 
 __all__ = ["BRIDGE_PORT", "MAX_REQUEST_BYTES", "LLMProxy"]
 
@@ -62,6 +62,7 @@ _LINGER_SECONDS = 2.0  # how long a refused request of unknown length may go on 
 _LINGER_BYTES = 1 << 20
 _UPSTREAM_TIMEOUT_SECONDS = 600
 _DROPPED_REQUEST_HEADERS = {"authorization", "x-api-key", "api-key", "host", "cookie", "content-length", "connection"}
+_BUDGET_KEYS = ("max_tokens", "max_requests", "max_tokens_per_call", "max_answer_tokens", "max_cost_usd")
 _FORWARDED_RESPONSE_HEADERS = {"content-type", "request-id", "x-request-id", "openai-processing-ms"}
 
 
@@ -176,13 +177,10 @@ class LLMProxy(UnixService):
                 "input_tokens": t.input_tokens,
                 "output_tokens": t.output_tokens,
                 "unreported_tokens": t.unreported_tokens,
-                "max_tokens": self.config.max_tokens,
-                "max_requests": self.config.max_requests,
-                "max_tokens_per_call": self.config.max_tokens_per_call,
+                **{k: getattr(self.config, k) for k in _BUDGET_KEYS},
                 "cached_input_tokens": t.cached_input_tokens,
                 "cost_usd": None if t.unpriced_calls and not t.priced_calls else round(t.cost_usd, 9),
                 "unpriced_calls": t.unpriced_calls,
-                "max_cost_usd": self.config.max_cost_usd,
                 "models": {name: self.config.provider_model(name) for name in self.config.models},
                 "price_date": price_table().get("date"),
             }
@@ -216,6 +214,9 @@ class LLMProxy(UnixService):
                 options = payload.get("stream_options")
                 options = options if isinstance(options, dict) else {}
                 payload["stream_options"] = {**options, "include_usage": True}  # so the stream reports its tokens
+                changed = True
+            if cap_answer(payload, cap_field(self.config.provider, path), self.config.max_answer_tokens) is not None:
+                entry["cap_added"] = self.config.max_answer_tokens  # the answer held to max_answer_tokens
                 changed = True
             reservation, cost_reserved, cap = self._reserve(path, payload, len(body), price)
         except _Refused as refusal:

@@ -11,9 +11,9 @@ import contextlib
 import json
 from typing import Any
 
-from podium.agents.llm import Provider
+from podium.agents.llm import PROVIDERS, Provider
 
-__all__ = ["ModelRenamer", "UsageCounter", "answers_asked", "asked_cap", "cap_field"]
+__all__ = ["ModelRenamer", "UsageCounter", "answers_asked", "asked_cap", "cap_answer", "cap_field"]
 
 # The fields that cap an answer's tokens: OpenAI chat (max_completion_tokens, formerly max_tokens),
 # completions and Anthropic messages (max_tokens), OpenAI responses (max_output_tokens).
@@ -94,9 +94,24 @@ def cap_field(provider: Provider, path: str) -> str | None:
         return None
     if path == "/v1/responses":
         return "max_output_tokens"
-    if path == "/v1/chat/completions" and provider.name == "openai":
-        return "max_completion_tokens"
-    return "max_tokens"
+    if path == "/v1/chat/completions" and provider.base_url == PROVIDERS["openai"].base_url:
+        return "max_completion_tokens"  # OpenAI's own API (its reasoning models refuse max_tokens)
+    return "max_tokens"  # Anthropic, and the OpenAI-compatible servers (llama-cpp-python knows no other)
+
+
+def cap_answer(payload: dict[str, Any], field: str | None, limit: int | None) -> int | None:
+    """Hold the request's answer to ``limit`` tokens: the cap fields it names above ``limit`` are lowered to it,
+    and where it names none, ``field`` is added. Returns the cap set, or None where nothing changed."""
+    if limit is None or field is None:
+        return None
+    named = [k for k in _OUTPUT_CAPS if isinstance(payload.get(k), int) and not isinstance(payload.get(k), bool)]
+    if not named:
+        payload[field] = limit
+        return limit
+    lowered = [k for k in named if payload[k] > limit]
+    for key in lowered:
+        payload[key] = limit
+    return limit if lowered else None
 
 
 class ModelRenamer:
