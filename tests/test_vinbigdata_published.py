@@ -6,7 +6,8 @@ published grader (openai/mle-bench at 783b15a, pycocotools) gave them. The publi
 numbers images and true boxes in the answers' order; pycocotools breaks ties of confidence across
 images by image id and never matches the true box numbered 0, so the answers' order reaches the
 score. Grading aligns rows by sorted id, which is why the metric is handed each row's position in
-the answers (``answers.@row``).
+the answers (``answers.@row``). (The prepared answers are sorted by id, as the published
+preparation's groupby writes them, so there both orders agree; these answers are not.)
 """
 
 from __future__ import annotations
