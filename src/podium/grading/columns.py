@@ -154,8 +154,7 @@ def _read_ints(text: pa.Array | pa.ChunkedArray) -> _Numbers:
         except pa.ArrowInvalid:  # beyond the 64-bit range: find which cells
             # More than 19 significant digits never fit, and Python refuses to parse a cell of
             # thousands: only the short ones are read as Python ints.
-            significant = pc.utf8_length(pc.utf8_ltrim(pc.utf8_ltrim(cells, "-"), "0"))
-            short = _mask(pc.less_equal(significant, _INT64_DIGITS))
+            short = to_numpy(pc.utf8_length(pc.utf8_ltrim(pc.utf8_ltrim(cells, "-"), "0"))) <= _INT64_DIGITS
             parsed = [int(cell) for cell in cells.filter(from_numpy(short)).to_pylist()]
             fits = short.copy()
             fits[short] = [-(2**63) <= v < 2**63 for v in parsed]
