@@ -112,8 +112,8 @@ def coco_map(
     else by row; annotation ids from ``first_id``: true boxes in the order of ``answer_rows``,
     predicted boxes in the order of ``file_rows`` (each row's position in the submission file),
     each in row order when not given. pycocotools breaks ties of confidence across images by
-    image id, so both orders reach the score. pycocotools reads an id of 0 as "unmatched", so ``first_id=0`` reproduces the
-    published grader, where the first true box can never be matched and the first predicted box
+    image id, so both orders reach the score. It also reads an id of 0 as "unmatched", so
+    ``first_id=0`` reproduces the published grader, where the first true box can never be matched and the first predicted box
     leaves the true box it matches free for another. ``separator=" "`` rejects cells whose tokens
     are not separated by single spaces, as the published parser (``split(" ")``) fails on them.
     """
