@@ -277,6 +277,8 @@ print("VALID" if report.valid_submission else "INVALID", report.error)
             "PredictionString",
             {0: "1 1 1 1 1 1 1 0 " + "c" * 300_000 + " 1 1 1 1 1 1 1 0 c" * 35_000},
         ),
+        # twenty million-digit integers (issue 19): refused without parsing them
+        ("dogs-vs-cats-redux-kernels-edition", "id", {i: "1" * 1_000_000 for i in range(20)}),
     ],
 )
 def test_long_cells_do_not_take_gigabytes(cid: str, column: str, cells: dict[int, str], tmp_path: Path) -> None:

@@ -47,9 +47,16 @@ _EXAMPLE_LIMIT = 240  # one example: a row, an id and a quoted value
 _TEXT_LIMIT = 1000  # the rule and the fix
 
 
-def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """``text`` cut to at most ``limit`` characters, the cut marked with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+def shorten(text: str, limit: int = QUOTE_LIMIT, *, keep_end: int = 0) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked with an ellipsis.
+
+    ``keep_end`` characters of the end are kept and the cut made before them (a file name keeps
+    its suffix).
+    """
+    if len(text) <= limit:
+        return text
+    keep_end = min(keep_end, limit - 1)
+    return text[: limit - 1 - keep_end] + "\u2026" + text[len(text) - keep_end :]
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:

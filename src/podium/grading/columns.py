@@ -50,6 +50,7 @@ _DECIMAL = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 _NUMBER = rf"(?i)^({_DECIMAL}|[+-]?(nan|inf|infinity))$"  # what Arrow's float parser reads, less nan(...)
 _DIGITS = r"^[+-]?[0-9]+$"
 _EXACT = 2**53  # floats below this are exact integers; from here on, neighbours collapse
+_INT64_DIGITS = 19  # digits of the largest 64-bit integer (9223372036854775807)
 #: The longest cell (in characters) each kind accepts; a column may set its own ``max_chars``.
 #: Kinds not listed (numbers, ids, RLE) are bounded by the size cap on the file only.
 MAX_CELL_CHARS = {"label": 1_000, "tokens": 100_000, "text": 100_000, "boxes": 1_000_000}
@@ -151,9 +152,13 @@ def _read_ints(text: pa.Array | pa.ChunkedArray) -> _Numbers:
         try:
             values[at] = to_numpy(pc.cast(cells, pa.int64()))
         except pa.ArrowInvalid:  # beyond the 64-bit range: find which cells
-            parsed = [int(cell) for cell in cells.to_pylist()]
-            fits = np.array([-(2**63) <= v < 2**63 for v in parsed], bool)
-            values[at[fits]] = [v for v, ok in zip(parsed, fits.tolist(), strict=True) if ok]
+            # More than 19 significant digits never fit, and Python refuses to parse a cell of
+            # thousands: only the short ones are read as Python ints.
+            short = to_numpy(pc.utf8_length(pc.utf8_ltrim(pc.utf8_ltrim(cells, "-"), "0"))) <= _INT64_DIGITS
+            parsed = [int(cell) for cell in cells.filter(from_numpy(short)).to_pylist()]
+            fits = short.copy()
+            fits[short] = [-(2**63) <= v < 2**63 for v in parsed]
+            values[at[fits]] = [v for v in parsed if -(2**63) <= v < 2**63]
             too_large[at[~fits]] = True
     others = np.flatnonzero(~digits)
     if others.size:

@@ -46,6 +46,7 @@ SIZE_CAP_FACTOR = 8
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
 _DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_DIRECTORY
+_NAME_END = 60  # characters of a long file name's end that messages and the .csv rule see whole
 
 
 def size_cap(reference_bytes: int) -> int:
@@ -72,7 +73,8 @@ class SubmissionFile:
 
     @property
     def name(self) -> str:
-        return shorten(self.path.rsplit("/", 1)[-1], 200)
+        """The file's base name, a long one cut in the middle: its end (the suffix) is kept whole."""
+        return shorten(self.path.rsplit("/", 1)[-1], 200, keep_end=_NAME_END)
 
     def reader(self) -> Any:
         """A fresh binary stream from the first byte, up to the size seen when the file was opened.

@@ -43,7 +43,8 @@ __all__ = [
 
 
 #: An input naming no column: each aligned row's position in the submission file
-#: (``inputs: {file_rows: submission.@row}``), for graders whose result depends on file order.
+#: (``inputs: {file_rows: submission.@row}``) or in the answers as loaded (``answers.@row``),
+#: for graders whose result depends on the order of either file.
 FILE_ROW = "@row"
 #: Scores are rounded to this many decimals before they are placed on the leaderboard, as the
 #: published grader does (a score within 5e-6 of a threshold earns the medal there too).
@@ -110,7 +111,9 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     used_submission = {s for s, _ in competition.targets} | _input_columns(spec.inputs, "submission")
     if spec.where:
         used_answers.add(spec.where["column"])
-    answers = {k: as_numpy(take(converted[k], checked.expected_order)) for k in used_answers}
+    answers = {k: as_numpy(take(converted[k], checked.expected_order)) for k in used_answers - {FILE_ROW}}
+    if FILE_ROW in used_answers:
+        answers[FILE_ROW] = np.asarray(checked.expected_order, dtype=np.int64)
     submission = {k: as_numpy(checked.columns[k]) for k in used_submission - {FILE_ROW}}
     if FILE_ROW in used_submission and checked.file_rows is not None:
         submission[FILE_ROW] = checked.file_rows

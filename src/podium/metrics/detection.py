@@ -45,15 +45,15 @@ def _class_ids(records: Records, answers: bool) -> IntArray:
 
 
 def _coco_annotations(
-    records: Records, classes: IntArray, corners_as_xywh: bool, scores: bool, ids: IntArray
+    records: Records, classes: IntArray, corners_as_xywh: bool, scores: bool, ids: IntArray, images: IntArray
 ) -> list[dict[str, object]]:
     x0, y0, x1, y1 = records.numbers[:, 2:6].T
     bbox = np.column_stack([x0, y0, x1, y1] if corners_as_xywh else [x0, y0, x1 - x0, y1 - y0])
     area = (x1 - x0) * (y1 - y0)
     annotations: list[dict[str, object]] = [
-        {"id": k, "image_id": row, "category_id": cls, "bbox": box, "area": a, "iscrowd": 0}
-        for k, row, cls, box, a in zip(
-            ids.tolist(), records.rows.tolist(), classes.tolist(), bbox.tolist(), area.tolist(), strict=True
+        {"id": k, "image_id": image, "category_id": cls, "bbox": box, "area": a, "iscrowd": 0}
+        for k, image, cls, box, a in zip(
+            ids.tolist(), images[records.rows].tolist(), classes.tolist(), bbox.tolist(), area.tolist(), strict=True
         )
     ]
     if scores:
@@ -96,6 +96,7 @@ def coco_map(
     first_id: int = 1,
     separator: str | None = None,
     file_rows: IntArray | None = None,
+    answer_rows: IntArray | None = None,
 ) -> float:
     """COCO mAP at one IoU threshold, via pycocotools.
 
@@ -107,10 +108,12 @@ def coco_map(
     height. An empty prediction cell is invalid (the published grader fails on it). NaN when the
     answers hold no box.
 
-    Annotation ids are numbered from ``first_id``: true boxes in answer order, predicted boxes in
-    the order of ``file_rows`` (each row's position in the submission file) when given, else in
-    row order. pycocotools reads an id of 0 as "unmatched", so ``first_id=0`` reproduces the
-    published grader, where the first true box can never be matched and the first predicted box
+    Images are numbered by ``answer_rows`` (each row's position in the answers file) when given,
+    else by row; annotation ids from ``first_id``: true boxes in the order of ``answer_rows``,
+    predicted boxes in the order of ``file_rows`` (each row's position in the submission file),
+    each in row order when not given. pycocotools breaks ties of confidence across images by
+    image id, so both orders reach the score. It also reads an id of 0 as "unmatched", so
+    ``first_id=0`` reproduces the published grader, where the first true box can never be matched and the first predicted box
     leaves the true box it matches free for another. ``separator=" "`` rejects cells whose tokens
     are not separated by single spaces, as the published parser (``split(" ")``) fails on them.
     """
@@ -124,21 +127,23 @@ def coco_map(
         _check_separated_by(y_pred, separator)
     true_classes, pred_classes = _class_ids(truth, True), _class_ids(pred, False)
     pred_order = None if file_rows is None else np.asarray(file_rows, dtype=np.int64)
-    images = [{"id": i} for i in range(len(y_true))]
+    true_order = None if answer_rows is None else np.asarray(answer_rows, dtype=np.int64)
+    image_ids = np.arange(len(y_true)) if true_order is None else true_order
+    images = [{"id": i} for i in image_ids.tolist()]
     categories = [{"id": c, "name": str(c)} for c in unique(true_classes).tolist()]
     datasets = (
         {
             "images": images,
             "categories": categories,
             "annotations": _coco_annotations(
-                truth, true_classes, corners_as_xywh, False, _annotation_ids(truth, first_id, None)
+                truth, true_classes, corners_as_xywh, False, _annotation_ids(truth, first_id, true_order), image_ids
             ),
         },
         {
             "images": images,
             "categories": categories,
             "annotations": _coco_annotations(
-                pred, pred_classes, corners_as_xywh, True, _annotation_ids(pred, first_id, pred_order)
+                pred, pred_classes, corners_as_xywh, True, _annotation_ids(pred, first_id, pred_order), image_ids
             ),
         },
     )
