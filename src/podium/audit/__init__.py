@@ -4,7 +4,10 @@
 - :mod:`~podium.audit.context`: :class:`AuditContext`, one run as a check may read it (no links
   followed, sizes bounded);
 - :mod:`~podium.audit.registry`: the :class:`Check` protocol, :func:`register_check`, and the runner
-  :func:`audit_run` (cached by content hash, ``audit.json`` written atomically, the grade untouched).
+  :func:`audit_run` (cached by content hash, ``audit.json`` written atomically, the grade untouched);
+- the built-in checks, which register themselves: ``submission`` and ``answers``
+  (:mod:`~podium.audit.submission`), ``external`` (:mod:`~podium.audit.external`), ``oracle``
+  (:mod:`~podium.audit.oracle`), ``integrity`` (:mod:`~podium.audit.integrity`).
 
 The audit reads runs; it imports nothing of :mod:`podium.run` or :mod:`podium.report` (the report
 reads ``audit.json`` through this package).
@@ -26,6 +29,10 @@ from podium.audit.registry import (
 )
 from podium.audit.types import CheckResult, Evidence, Flag, RunAudit, combine_verdicts
 
+# The built-in checks register themselves, in this order (the order audit.json and the report list them).
+from podium.audit import submission, external, oracle, integrity  # noqa: F401  isort: skip
+from podium.audit.integrity import known_leakage
+
 __all__ = [
     "AUDIT_FILE",
     "AuditContext",
@@ -39,6 +46,7 @@ __all__ = [
     "checks",
     "combine_verdicts",
     "find_runs",
+    "known_leakage",
     "read_audit",
     "read_bounded",
     "register_check",
