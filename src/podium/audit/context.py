@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -36,42 +36,47 @@ _MAX_RECORD = 64 << 20
 _TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
 
 
-def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+def _chunks(path: Path, limit: int | None) -> Iterator[bytes] | None:
+    """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
+    None for a link, a non-file or an unreadable one."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
+        return None
+
+    def read() -> Iterator[bytes]:
+        left = limit if limit is not None else -1
+        try:
+            while left != 0:
+                chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+                if not chunk:
+                    break
+                yield chunk
+                left = left - len(chunk) if left > 0 else left
+        finally:
+            os.close(fd)
+
+    return read()
+
+
+def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+    chunks = _chunks(path, limit)
+    return None if chunks is None else b"".join(chunks)
 
 
 def file_sha256(path: Path) -> str | None:
     """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
+    chunks = _chunks(path, None)
+    if chunks is None:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    finally:
-        os.close(fd)
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def walk_files(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:

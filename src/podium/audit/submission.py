@@ -64,7 +64,7 @@ class SubmissionCheck:
         digest = ctx.sha256(ctx.submission)
         inputs["submission"] = digest or ""
         same = sorted(name for name, value in checksums.items() if value == digest)
-        sample = f"public/{ctx.competition.sample_submission}" if ctx.competition else None
+        sample = ctx.competition.sample_submission if ctx.competition else None
         flags = []
         for name in same:
             evidence = (Evidence(ctx.relative(ctx.submission), None, f"sha256 {digest} = prepared/{name}"),)
