@@ -118,3 +118,12 @@ def test_find_runs_takes_a_run_a_group_or_a_runs_folder(tmp_path: Path, counting
         audit_paths([tmp_path], ["no-such-check"])
     with pytest.raises(UsageError, match="no finished run"):
         audit_paths([tmp_path / "g" / "spaceship-titanic" / ".2.tmp-x"])
+
+
+def test_the_audit_imports_no_higher_stage() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, podium.audit; print(sorted(m for m in sys.modules if m.startswith(('podium.run', 'podium.report', 'podium.cli', 'podium.serve'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
