@@ -155,6 +155,15 @@ def test_answers_written_as_a_literal_list_are_caught(tmp_path: Path, data_dir: 
     assert _reasons(_audit(clean, data_dir, agent_dir), "answers") == []
 
 
+def test_a_list_matches_as_a_set_only_for_many_distinct_fractions() -> None:
+    from podium.audit.submission import _matches
+
+    floats = [f"{0.001 * i + 0.0005:.6g}" for i in range(40)]
+    assert _matches(list(reversed(floats)), floats)  # the predictions, reordered
+    integers = [str(i % 30) for i in range(40)]
+    assert not _matches(list(reversed(integers[:30])) * 2, integers)  # small integers coincide by chance
+
+
 def test_an_llm_sdk_and_a_remote_host_are_caught(tmp_path: Path, data_dir: Path, agent_dir: Path) -> None:
     submission, _ = _predictions(data_dir)
     code = {"solution.py": "import openai\nimport requests\n"
@@ -170,6 +179,12 @@ def test_an_llm_sdk_and_a_remote_host_are_caught(tmp_path: Path, data_dir: Path,
     assert any("logs/agent.stdout.log runs a download" in r for r in reasons)
     lines = [e.line for f in audit.violations for e in f.evidence if e.file == "code/solution.py"]
     assert 5 not in lines  # the loopback address is no violation
+    from podium.audit.external import scan_code
+
+    assert [r for _, r, _ in scan_code("import pandas as pd\ndf = pd.read_csv('https://example.org/x.csv')\n")] == [
+        "reaches the web (example.org)"
+    ]
+    assert scan_code("# https://example.org/x.csv\nmsg = 'see https://example.org'\n") == []
 
 
 def _call(body: str, tmp_path: Path) -> dict[str, Any]:

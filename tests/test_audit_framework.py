@@ -127,3 +127,25 @@ def test_the_audit_imports_no_higher_stage() -> None:
     code = "import sys, podium.audit; print(sorted(m for m in sys.modules if m.startswith(('podium.run', 'podium.report', 'podium.cli', 'podium.serve'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_check_that_crashes_makes_the_run_unclear(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken-test"
+
+        def skip_reason(self, ctx: AuditContext) -> str | None:
+            return None
+
+        def cache_key(self, ctx: AuditContext) -> str:
+            return "k"
+
+        def run(self, ctx: AuditContext) -> CheckResult:
+            raise RuntimeError("boom")
+
+    register_check(Broken())
+    try:
+        audit = audit_run(make_run(tmp_path), ["broken-test"])
+    finally:
+        _CHECKS.pop("broken-test", None)
+    assert audit.verdict == "unclear" and "the check failed: RuntimeError: boom" in audit.flags[0].reason
+    assert not audit.flags[0].violation

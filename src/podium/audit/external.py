@@ -50,6 +50,8 @@ _KAGGLE_API = re.compile(
 _HTTP_CLIENT = re.compile(
     r"\b(?:requests|httpx|aiohttp|urllib3?|urllib\.request|http\.client|pycurl)\b|\b(?:curl|wget)\s"
 )
+#: Calls that fetch a URL without an HTTP client of their own (pandas, urllib's helpers, dataset loaders).
+_FETCH = re.compile(r"\b(?:read_\w+|urlretrieve|urlopen|download\w*|load_dataset|get_file|fetch\w*)\s*\(")
 _COMMAND = re.compile(
     r"\b(?:curl|wget)\s[^\n]*?(?:https?|ftp)://|\bkaggle\s+(?:competitions|datasets|kernels)\s+(?:download|pull)"
 )
@@ -107,7 +109,7 @@ def scan_code(text: str) -> list[tuple[int, str, str]]:
             reason = "uses Kaggle's API"
         elif host := next((h for h in _DATA_HOSTS if h in line.lower()), None):
             reason = f"names the data host {host}"
-        elif uses_http and (hosts := _remote_hosts(line)):
+        elif (uses_http or _FETCH.search(line)) and (hosts := _remote_hosts(line)):
             reason = f"reaches the web ({hosts[0]})"
         if reason:
             found.append((n, reason, line.strip()))

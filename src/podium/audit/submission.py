@@ -148,8 +148,20 @@ def _matches(values: Sequence[str], column: Sequence[str]) -> bool:
     in_order = sum(a == b for a, b in zip(values, column, strict=False))
     if in_order >= _AGREEMENT * len(values):
         return True
+    # as a set: only for values that cannot coincide by chance (many distinct numbers with a fraction, all
+    # different in the list too), so a list of small integers or class names never matches this way
     distinct = set(column)
-    return len(distinct) > MIN_LIST and sum(v in distinct for v in values) >= _AGREEMENT * len(values)
+    if len(distinct) <= MIN_LIST or len(set(values)) < len(values) // 2 or not all(_fractional(v) for v in values):
+        return False
+    return sum(v in distinct for v in values) >= _AGREEMENT * len(values)
+
+
+def _fractional(value: str) -> bool:
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    return number != int(number) if number == number and abs(number) != float("inf") else False
 
 
 class AnswersCheck:
