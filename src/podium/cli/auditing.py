@@ -105,7 +105,8 @@ def _skipped_line(audits: Sequence[Any]) -> str:
 
 
 def audit_text(audits: Sequence[Any]) -> str:
-    """One block per run: its verdict, then each violation and note with its first evidence."""
+    """One block per run: its verdict, then each violation and note with its first evidence, and the integrity
+    statement where it is not clean (or the run is the only one); then the counts."""
     lines: list[str] = []
     for audit in audits:
         lines.append(f"{_run_name(audit.run_dir)}: {audit.verdict}")
@@ -118,10 +119,14 @@ def audit_text(audits: Sequence[Any]) -> str:
                 where = f" [{e.file}{f':{e.line}' if e.line else ''}: {e.fragment}]"
             lines.append(f"  {'VIOLATION' if flag.violation else 'note'} {flag.check}: {flag.reason}{where}")
         integrity = audit.result("integrity")
-        if integrity is not None:
+        if integrity is not None and (integrity.verdict != "clean" or len(audits) == 1):
             statement = "; ".join(f.reason for f in integrity.flags if not f.violation)
             lines.append(f"  integrity ({integrity.verdict}): {statement}")
     verdicts = Counter(a.verdict for a in audits)
+    integrity_verdicts = Counter(r.verdict for a in audits if (r := a.result("integrity")) is not None)
+    if integrity_verdicts and len(audits) > 1:
+        counts = ", ".join(f"{integrity_verdicts[v]} {v}" for v in ("clean", "flagged", "unclear"))
+        lines.append(f"integrity: {counts} (the statement of each run is in its audit.json and in podium report)")
     lines.append(
         f"{len(audits)} run(s): {verdicts['clean']} clean, {verdicts['flagged']} flagged, {verdicts['unclear']} unclear"
     )
