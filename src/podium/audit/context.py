@@ -22,7 +22,16 @@ from podium.competition import Competition
 from podium.paths import CompetitionPaths, RunPaths, default_data_dir
 from podium.records import RunRecord
 
-__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_READ", "AuditContext", "file_sha256", "read_bounded", "walk_files"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILES",
+    "MAX_HASHED",
+    "MAX_READ",
+    "AuditContext",
+    "file_sha256",
+    "read_bounded",
+    "walk_files",
+]
 
 #: The most files a walk of one of the agent's folders visits.
 MAX_FILES = 5000
@@ -30,6 +39,8 @@ MAX_FILES = 5000
 MAX_DEPTH = 12
 #: The most bytes read from one file (the rest is ignored, and the read says so by its length).
 MAX_READ = 8 << 20
+#: The largest file hashed whole (a submission; what grading accepts is far smaller).
+MAX_HASHED = 4 << 30
 #: The largest record or validation log read (written by podium, but beside the agent's folders).
 _MAX_RECORD = 64 << 20
 #: Prepare markers read so far, by (path, mtime, size).
@@ -283,11 +294,29 @@ class AuditContext:
     def read_bytes(self, path: Path, limit: int = MAX_READ) -> bytes | None:
         return read_bounded(path, limit)
 
+    def fingerprint(self, path: Path) -> str:
+        """What a check reads of a file, for its cache key: the SHA-256 of its first :data:`MAX_READ` bytes (all a
+        check reads) and its size; '' for a link or none. Bounded, however large the agent made the file."""
+        key = f"fp:{path}"
+        if key not in self._digests:
+            data = read_bounded(path)
+            try:
+                size = os.lstat(path).st_size
+            except OSError:
+                size = -1
+            self._digests[key] = f"{size}:{hashlib.sha256(data).hexdigest()}" if data is not None else ""
+        return self._digests[key] or ""
+
     def sha256(self, path: Path) -> str | None:
-        """The SHA-256 of a whole regular file of the run (read without following a link), or None."""
+        """The SHA-256 of a whole regular file of the run (read without following a link), or None; None too for
+        a file over :data:`MAX_HASHED` bytes (no submission that large is graded)."""
         key = str(path)
         if key not in self._digests:
-            self._digests[key] = file_sha256(path)
+            try:
+                small = os.lstat(path).st_size <= MAX_HASHED
+            except OSError:
+                small = False
+            self._digests[key] = file_sha256(path) if small else None
         return self._digests[key]
 
     def relative(self, path: Path) -> str:

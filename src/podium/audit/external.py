@@ -136,7 +136,7 @@ class ExternalCheck:
 
     def cache_key(self, ctx: AuditContext) -> str:
         files = [*ctx.code_files(), *ctx.log_files()]
-        return hashlib.sha256("|".join(f"{ctx.relative(p)}:{ctx.sha256(p)}" for p in files).encode()).hexdigest()
+        return hashlib.sha256("|".join(f"{ctx.relative(p)}:{ctx.fingerprint(p)}" for p in files).encode()).hexdigest()
 
     def run(self, ctx: AuditContext) -> CheckResult:
         flags: list[Flag] = []

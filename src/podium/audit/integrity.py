@@ -131,7 +131,9 @@ class IntegrityCheck:
 
     def cache_key(self, ctx: AuditContext) -> str:
         folder = ctx.agent_dir()
-        scaffold = "|".join(f"{p}:{ctx.sha256(p)}" for p in walk_files(folder, _SCAFFOLD_SUFFIXES)) if folder else ""
+        scaffold = (
+            "|".join(f"{p}:{ctx.fingerprint(p)}" for p in walk_files(folder, _SCAFFOLD_SUFFIXES)) if folder else ""
+        )
         parts = [str(ctx.record_sha256), str(ctx.sha256(ctx.paths.validation_log)), str(folder), scaffold]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 

@@ -175,7 +175,7 @@ class AnswersCheck:
 
     def cache_key(self, ctx: AuditContext) -> str:
         files = [*ctx.code_files(), *ctx.log_files()]
-        parts = [f"{ctx.relative(p)}:{ctx.sha256(p)}" for p in files]
+        parts = [f"{ctx.relative(p)}:{ctx.fingerprint(p)}" for p in files]
         return f"{ctx.sha256(ctx.submission) if ctx.submission else ''}|" + "|".join(parts)
 
     def run(self, ctx: AuditContext) -> CheckResult:
