@@ -149,3 +149,21 @@ def test_a_check_that_crashes_makes_the_run_unclear(tmp_path: Path) -> None:
         _CHECKS.pop("broken-test", None)
     assert audit.verdict == "unclear" and "the check failed: RuntimeError: boom" in audit.flags[0].reason
     assert not audit.flags[0].violation
+
+
+def test_hostile_files_neither_hang_nor_flood_the_audit(tmp_path: Path) -> None:
+    """A FIFO, a 10 GB sparse file and a linked submission: the audit reads bounded amounts and finishes."""
+    run = make_run(tmp_path)
+    os.mkfifo(run / "code" / "pipe.py")
+    with open(run / "code" / "huge.py", "wb") as handle:
+        handle.truncate(10 << 30)
+    (tmp_path / "answers.csv").write_text("id,y\n1,2\n")
+    os.symlink(tmp_path / "answers.csv", run / "submission" / "submission.csv")
+    ctx = AuditContext(run)
+    assert [p.name for p in ctx.code_files()] == ["huge.py"]
+    assert ctx.submission is None and len(ctx.read_bytes(run / "code" / "huge.py") or b"") == 8 << 20
+    assert ctx.sha256(run / "code" / "huge.py") is None and ctx.fingerprint(run / "code" / "huge.py").startswith(
+        "10737418240:"
+    )
+    audit = audit_run(run, ["external", "integrity", "oracle"])
+    assert audit.verdict in ("clean", "unclear") and not audit.violations
