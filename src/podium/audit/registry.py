@@ -182,7 +182,7 @@ def find_runs(path: Path | str) -> list[Path]:
     if (root / "record.json").is_file():
         return [root]
     found: list[Path] = []
-    for depth in (2, 3):  # group/competition/seed, or runs/group/competition/seed
+    for depth in (1, 2, 3):  # competition/seed, group/competition/seed, runs/group/competition/seed
         pattern = "/".join(["*"] * depth) + "/record.json"
         for record in root.glob(pattern):
             parts = record.relative_to(root).parts
