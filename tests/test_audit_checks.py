@@ -268,6 +268,9 @@ def test_literal_lists_are_found_in_one_pass() -> None:
     found = list(literal_lists(text))
     assert [(line, len(values)) for line, values in found] == [(1, 30), (3, 28)]
     assert list(literal_lists("1, " * 100_000)) and list(literal_lists("[" * 100_000)) == []
+    answers = "{" + ", ".join(f"'{i:04d}_01': {i % 2 == 0}" for i in range(25)) + "}"
+    ((line, values),) = literal_lists(answers)
+    assert line == 1 and values == ["true", "false"] * 12 + ["true"]
 
 
 def test_known_leakage_names_the_fixing_version() -> None:

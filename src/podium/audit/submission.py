@@ -5,7 +5,7 @@
   of the private answers, is a violation). The prepared data's own checksums (its ``podium.json``)
   are what it compares with, so no data file is read.
 - ``answers``: the agent's code or logs hold a long literal list of values (``[0.1, 0.7, ...]``,
-  ``["cat", "dog", ...]``) that matches the submission's predictions: in row order, or for numbers
+  ``["cat", "dog", ...]``, or a dict's values: ``{"0013_01": True, ...}``) that matches the submission's predictions: in row order, or for numbers
   of many distinct values as a set. Long means at least :data:`MIN_LIST` values and half the
   submission's rows.
 """
@@ -33,10 +33,13 @@ _AGREEMENT = 0.95
 _MAX_ROWS = 200_000
 
 _LITERAL = r"""-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|'[^'\n\\]{0,80}'|"[^"\n\\]{0,80}"|True|False"""
-_ITEM = re.compile(rf"({_LITERAL})\s*(,?)\s*")
+#: One item: a literal, or a dict's ``key: value`` (the value is what is compared).
+_ITEM = re.compile(rf"(?:(?:{_LITERAL})\s*:\s*)?({_LITERAL})\s*(,?)\s*")
 #: A run of at least MIN_LIST literals separated by commas (found by C before any value is looked at; a failed
 #: attempt backtracks over at most MIN_LIST items, so the search stays linear).
-_RUN = re.compile(rf"(?:(?:{_LITERAL})\s*,\s*){{{MIN_LIST - 1},}}(?:{_LITERAL})?")
+_RUN = re.compile(
+    rf"(?:(?:(?:{_LITERAL})\s*:\s*)?(?:{_LITERAL})\s*,\s*){{{MIN_LIST - 1},}}(?:(?:{_LITERAL})\s*:\s*)?(?:{_LITERAL})?"
+)
 
 
 class SubmissionCheck:
