@@ -339,4 +339,13 @@ def test_report_shows_medals_before_and_after_the_audit(tmp_path: Path, data_dir
     assert "known leakage: none recorded" in text
     html = render(report, "html")
     assert 'id="audit"' in html and "imports the LLM SDK" in html
+    import re
+
+    cells = re.findall(r'data-json-path="(/audit/[^"]+)" data-value="([^"]*)"', html)
+    assert len(cells) == 8
+    for path, value in cells:  # every number of the audit table is the JSON's
+        node: Any = report
+        for part in path.strip("/").split("/"):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        assert json.loads(value) == node
     assert "flagged" in render(report, "csv").splitlines()[2]
