@@ -185,6 +185,9 @@ def test_an_llm_sdk_and_a_remote_host_are_caught(tmp_path: Path, data_dir: Path,
         "reaches the web (example.org)"
     ]
     assert scan_code("# https://example.org/x.csv\nmsg = 'see https://example.org'\n") == []
+    assert scan_code('"""Solution for https://www.kaggle.com/c/spaceship-titanic."""\n') == []
+    kaggle = "import pandas as pd\npd.read_csv('https://www.kaggle.com/c/x/download/test_labels.csv')\n"
+    assert [r for _, r, _ in scan_code(kaggle)] == ["downloads from the data host kaggle.com"]
 
 
 def _call(body: str, tmp_path: Path) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """``external``: the agent's code or logs reach for another model's API or the web.
 
 Code (every Python file the agent left) is flagged for an LLM SDK import (``openai``,
-``anthropic``, ``google.generativeai``, ...), a model API's host, a dataset host or Kaggle's API
-(``import kaggle``, ``kagglehub``, ``kaggle competitions download``), and an HTTP client or
-``curl``/``wget`` with a non-local address. Logs hold text the agent was shown (the competition's
+``anthropic``, ``google.generativeai``, ...), a model API's host, Kaggle's API (``import kaggle``,
+``kagglehub``, ``kaggle competitions download``), and a non-local address fetched (an HTTP client,
+``curl``/``wget``, pandas' ``read_csv``, ``urlretrieve``, ``load_dataset``...; a dataset host is named
+as such). A URL in prose (a docstring naming the competition's page) is no access. Logs hold text the agent was shown (the competition's
 description names kaggle.com), so in logs only commands are flagged: ``curl``/``wget``/``kaggle ...
 download`` to a non-local address. A comment line is not code. A run with no code at all gets the
 note ``no code to audit`` (not a violation).
@@ -107,10 +108,10 @@ def scan_code(text: str) -> list[tuple[int, str, str]]:
             reason = f"names the model API host {host}"
         elif _KAGGLE_API.search(line):
             reason = "uses Kaggle's API"
-        elif host := next((h for h in _DATA_HOSTS if h in line.lower()), None):
-            reason = f"names the data host {host}"
         elif (uses_http or _FETCH.search(line)) and (hosts := _remote_hosts(line)):
-            reason = f"reaches the web ({hosts[0]})"
+            # a URL in prose (a docstring naming the competition's page) is no access; a fetch of it is
+            data = next((h for h in _DATA_HOSTS if h in line.lower()), None)
+            reason = f"downloads from the data host {data}" if data else f"reaches the web ({hosts[0]})"
         if reason:
             found.append((n, reason, line.strip()))
     return found
@@ -129,7 +130,7 @@ class ExternalCheck:
     """``external``: calls to another model's API or the web in the agent's code and logs."""
 
     name = "external"
-    version = "1"
+    version = "2"
 
     def skip_reason(self, ctx: AuditContext) -> str | None:
         return None

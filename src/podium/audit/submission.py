@@ -171,7 +171,7 @@ class AnswersCheck:
     """``answers``: long literal lists in the agent's code or logs that are the submission's predictions."""
 
     name = "answers"
-    version = "1"
+    version = "2"
 
     def skip_reason(self, ctx: AuditContext) -> str | None:
         return None if ctx.submission is not None else "no submission to compare with"
