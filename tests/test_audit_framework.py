@@ -167,3 +167,28 @@ def test_hostile_files_neither_hang_nor_flood_the_audit(tmp_path: Path) -> None:
     )
     audit = audit_run(run, ["external", "integrity", "oracle"])
     assert audit.verdict in ("clean", "unclear") and not audit.violations
+
+
+def test_best_code_of_search_and_aide(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    for node in (0, 1, 2):
+        (run / "code" / "nodes" / f"{node:04d}").mkdir(parents=True)
+        (run / "code" / "nodes" / f"{node:04d}" / "solution.py").write_text(f"print({node})\n")
+    journal = [
+        {"id": 0, "code_file": "/home/code/nodes/0000/solution.py", "metric": 0.7, "is_bug": False, "valid": True,
+         "lower_is_better": False},
+        {"id": 1, "code_file": "/home/code/nodes/0001/solution.py", "metric": 0.9, "is_bug": False, "valid": True},
+        {"id": 2, "code_file": "/home/code/nodes/0002/solution.py", "metric": 0.99, "is_bug": True, "valid": True},
+        {"id": 3, "code_file": "/home/code/../../record.json", "metric": 1.0, "is_bug": False, "valid": True},
+    ]  # fmt: skip
+    (run / "logs" / "journal.jsonl").write_text("".join(json.dumps(n) + "\n" for n in journal))
+    ctx = AuditContext(run)
+    assert ctx.best_code() == run / "code" / "nodes" / "0001" / "solution.py"
+    assert len(ctx.code_files()) == 3
+    aide = make_run(tmp_path, seed=1)
+    (aide / "logs" / "aide" / "exp").mkdir(parents=True)
+    (aide / "logs" / "aide" / "exp" / "best_solution.py").write_text("print('best')\n")
+    ctx = AuditContext(aide)
+    assert (
+        ctx.best_code() == aide / "logs" / "aide" / "exp" / "best_solution.py" and ctx.best_code() in ctx.code_files()
+    )
