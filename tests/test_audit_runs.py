@@ -52,3 +52,19 @@ def test_dummy_and_baseline_raise_no_flag(tmp_path: Path) -> None:
     assert len(statement) == 4 and "never mounted" in statement[0] and "loopback only (bwrap)" in statement[1]
     again = podium("audit", str(runs), "--format", "json", "--data-dir", str(data))
     assert json.loads(again.stdout) == json.loads(result.stdout)  # cached: the same verdicts
+
+
+def test_a_docker_run_backs_the_integrity_statement(tmp_path: Path, docker_sandbox: object) -> None:
+    comp = registry.get(CID)
+    data = tmp_path / "data"
+    prepare_competition(comp, data, source=make_raw(comp, tmp_path / "raw"))
+    runs = tmp_path / "runs"
+    result = podium("run", "--agent", "dummy", "--competitions", CID, "--time-limit", "5m", "--sandbox", "docker",
+                    "--data-dir", str(data), "--runs-dir", str(runs), "--run-group", "d")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    result = podium("audit", str(runs / "d"), "--format", "json", "--data-dir", str(data), "--checks", "integrity")
+    assert result.returncode == 0, result.stderr[-3000:]
+    ((audit),) = json.loads(result.stdout)
+    assert audit["verdict"] == "clean", audit
+    statement = [f["reason"] for f in audit["flags"]]
+    assert any(s.startswith("network: loopback only (docker)") for s in statement), statement
