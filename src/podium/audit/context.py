@@ -1,0 +1,251 @@
+"""What a check may know about one run, read-only and safe against what the agent left.
+
+Everything under a run's ``code/``, ``logs/`` and ``submission/`` was written by the agent, so it is
+hostile input: :class:`AuditContext` never follows a symbolic link (a link is skipped, and files are
+opened with ``O_NOFOLLOW``), walks at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` folders deep,
+and reads at most :data:`MAX_READ` bytes of a file. Checks read the run through it only, never by
+opening paths themselves, so these bounds hold for every check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from podium.competition import Competition
+from podium.paths import RunPaths, default_data_dir
+from podium.records import RunRecord
+
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_READ", "AuditContext", "read_bounded"]
+
+#: The most files a walk of one of the agent's folders visits.
+MAX_FILES = 5000
+#: The deepest a walk goes below the folder it starts at.
+MAX_DEPTH = 12
+#: The most bytes read from one file (the rest is ignored, and the read says so by its length).
+MAX_READ = 8 << 20
+#: The largest record or validation log read (written by podium, but beside the agent's folders).
+_MAX_RECORD = 64 << 20
+#: File name endings of logs worth reading as text.
+_TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
+
+
+def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _walk(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:
+    """Regular files under ``root`` (no links followed, bounded), in path order."""
+    if not _is_real_dir(root):
+        return ()
+    found: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack and len(found) < MAX_FILES:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth < MAX_DEPTH:
+                    stack.append((Path(entry.path), depth + 1))
+            elif entry.is_file(follow_symlinks=False) and (suffixes is None or entry.name.endswith(suffixes)):
+                found.append(Path(entry.path))
+                if len(found) >= MAX_FILES:
+                    break
+    return tuple(sorted(found))
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+class AuditContext:
+    """One run as a check sees it: its folder, record, competition, submission, code, logs and validation calls.
+
+    ``options`` holds check-specific settings (the judge's model flags, a kernels folder, the data
+    dir as ``data_dir``, an agent folder as ``agent_dir``); checks read the keys they know.
+    """
+
+    def __init__(self, run_dir: Path | str, options: Mapping[str, Any] | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.paths = RunPaths(self.run_dir)
+        self.options: Mapping[str, Any] = dict(options or {})
+
+    # -- what podium wrote ----------------------------------------------------------------------
+
+    @cached_property
+    def record(self) -> RunRecord | None:
+        """The run's record, or None when it is missing or unreadable."""
+        data = read_bounded(self.paths.record, _MAX_RECORD)
+        if data is None:
+            return None
+        try:
+            return RunRecord.from_dict(json.loads(data))
+        except (ValueError, TypeError):
+            return None
+
+    @property
+    def competition_id(self) -> str:
+        return self.record.competition_id if self.record else self.run_dir.parent.name
+
+    @property
+    def seed(self) -> int | None:
+        if self.record:
+            return self.record.seed
+        return int(self.run_dir.name) if self.run_dir.name.isdigit() else None
+
+    @cached_property
+    def competition(self) -> Competition | None:
+        """The competition at the record's version, or None when the registry does not know it."""
+        from podium import registry
+        from podium.errors import PodiumError
+
+        if self.record is None:
+            return None
+        try:
+            return registry.get(self.record.competition_id, self.record.competition_version)
+        except PodiumError:
+            return None
+
+    @property
+    def data_dir(self) -> Path:
+        """Where prepared competitions are: ``options["data_dir"]``, else podium's default."""
+        given = self.options.get("data_dir")
+        return Path(given).expanduser() if given else default_data_dir()
+
+    @cached_property
+    def validation_calls(self) -> tuple[Mapping[str, Any], ...]:
+        """Every call the run made to the validation endpoint, as the endpoint logged it."""
+        if self.record is not None and self.record.validation_calls:
+            return tuple(c for c in self.record.validation_calls if isinstance(c, dict))
+        data = read_bounded(self.paths.validation_log, _MAX_RECORD)
+        calls: list[Mapping[str, Any]] = []
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            try:
+                call = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(call, dict):
+                calls.append(call)
+        return tuple(calls)
+
+    # -- what the agent left --------------------------------------------------------------------
+
+    @cached_property
+    def submission(self) -> Path | None:
+        """The submission file, when it is a regular file (not a link)."""
+        path = self.paths.submission_file
+        try:
+            return path if _is_real_dir(self.paths.submission) and stat.S_ISREG(os.lstat(path).st_mode) else None
+        except OSError:
+            return None
+
+    def code_files(self) -> tuple[Path, ...]:
+        """Python files the agent left: everything under ``code/``, plus the best node's code that AIDE keeps
+        among its logs (``logs/aide/*/best_solution.py``)."""
+        files = list(_walk(self.paths.code, (".py",)))
+        aide = self.paths.logs / "aide"
+        if _is_real_dir(aide):
+            files += [p for p in _walk(aide, (".py",)) if p.name == "best_solution.py"]
+        return tuple(files)
+
+    def best_code(self) -> Path | None:
+        """The code of the agent's best node where its journal names one (``search``: ``logs/journal.jsonl``;
+        AIDE: ``logs/aide/*/best_solution.py``), else None."""
+        aide = [p for p in self.code_files() if p.name == "best_solution.py"]
+        if aide:
+            return aide[-1]
+        data = read_bounded(self.paths.logs / "journal.jsonl")
+        best: tuple[float, Path] | None = None
+        lower: bool | None = None
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            try:
+                node = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(node, dict) or node.get("is_bug") or not node.get("valid"):
+                continue
+            metric, code = node.get("metric"), node.get("code_file")
+            if not isinstance(metric, (int, float)) or not isinstance(code, str):
+                continue
+            if lower is None and node.get("lower_is_better") is not None:
+                lower = bool(node["lower_is_better"])
+            path = self.inside(code)
+            rank = float(metric) if lower else -float(metric)
+            if path is not None and (best is None or rank < best[0]):
+                best = (rank, path)
+        return best[1] if best else None
+
+    def log_files(self) -> tuple[Path, ...]:
+        """Text files under ``logs/`` (the agent's and its tools' logs), bounded like every walk."""
+        return _walk(self.paths.logs, _TEXT_SUFFIXES)
+
+    def inside(self, sandbox_path: str) -> Path | None:
+        """The run's file for a path the agent saw (``/home/code/...``, ``/home/logs/...``), or None."""
+        for prefix, folder in (("/home/code/", self.paths.code), ("/home/logs/", self.paths.logs)):
+            if sandbox_path.startswith(prefix):
+                relative = Path(sandbox_path[len(prefix) :])
+                if ".." in relative.parts or relative.is_absolute():
+                    return None
+                path = folder / relative
+                return path if path in set(_walk(folder, None)) else None
+        return None
+
+    def read_text(self, path: Path, limit: int = MAX_READ) -> str:
+        """A file of the run as text (undecodable bytes replaced), at most ``limit`` bytes; '' for a link or none."""
+        data = read_bounded(path, limit)
+        return data.decode("utf-8", "replace") if data is not None else ""
+
+    def read_bytes(self, path: Path, limit: int = MAX_READ) -> bytes | None:
+        return read_bounded(path, limit)
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the run's folder, for evidence."""
+        try:
+            return str(path.relative_to(self.run_dir))
+        except ValueError:
+            return str(path)
+
+    def agent_dir(self) -> Path | None:
+        """The agent's own folder (its scaffold): ``options["agent_dir"]``, else the built-in agent the record names."""
+        given = self.options.get("agent_dir")
+        if given:
+            return Path(given).expanduser()
+        if self.record is None:
+            return None
+        from podium.agents import BUILTIN
+
+        name = self.record.agent
+        if name and "/" not in name and _is_real_dir(BUILTIN / name):
+            return BUILTIN / name
+        folder = Path(name).expanduser()
+        return folder if name and _is_real_dir(folder) else None
