@@ -12,7 +12,7 @@ reads ``audit.json`` through this package).
 
 from __future__ import annotations
 
-from podium.audit import plagiarism  # noqa: F401  (registers the plagiarism check)
+from podium.audit import judge, plagiarism  # noqa: F401  (they register their checks)
 from podium.audit.context import AuditContext, read_bounded
 from podium.audit.registry import (
     AUDIT_FILE,
