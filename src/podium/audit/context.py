@@ -9,19 +9,20 @@ opening paths themselves, so these bounds hold for every check.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from podium.competition import Competition
-from podium.paths import RunPaths, default_data_dir
+from podium.paths import CompetitionPaths, RunPaths, default_data_dir
 from podium.records import RunRecord
 
-__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_READ", "AuditContext", "read_bounded"]
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_READ", "AuditContext", "file_sha256", "read_bounded", "walk_files"]
 
 #: The most files a walk of one of the agent's folders visits.
 MAX_FILES = 5000
@@ -35,28 +36,50 @@ _MAX_RECORD = 64 << 20
 _TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
 
 
-def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+def _chunks(path: Path, limit: int | None) -> Iterator[bytes] | None:
+    """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
+    None for a link, a non-file or an unreadable one."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
+        return None
+
+    def read() -> Iterator[bytes]:
+        left = limit if limit is not None else -1
+        try:
+            while left != 0:
+                chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+                if not chunk:
+                    break
+                yield chunk
+                left = left - len(chunk) if left > 0 else left
+        finally:
+            os.close(fd)
+
+    return read()
 
 
-def _walk(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:
+def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+    chunks = _chunks(path, limit)
+    return None if chunks is None else b"".join(chunks)
+
+
+def file_sha256(path: Path) -> str | None:
+    """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file."""
+    chunks = _chunks(path, None)
+    if chunks is None:
+        return None
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def walk_files(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:
     """Regular files under ``root`` (no links followed, bounded), in path order."""
     if not _is_real_dir(root):
         return ()
@@ -99,6 +122,7 @@ class AuditContext:
         self.run_dir = Path(run_dir)
         self.paths = RunPaths(self.run_dir)
         self.options: Mapping[str, Any] = dict(options or {})
+        self._digests: dict[str, str | None] = {}
 
     # -- what podium wrote ----------------------------------------------------------------------
 
@@ -143,6 +167,14 @@ class AuditContext:
         return Path(given).expanduser() if given else default_data_dir()
 
     @cached_property
+    def prepared(self) -> Mapping[str, Any] | None:
+        """The marker of the competition's prepare in the data dir (with its files' ``checksums``), or None."""
+        try:
+            return CompetitionPaths(self.data_dir, self.competition_id).record()
+        except (OSError, ValueError):
+            return None
+
+    @cached_property
     def validation_calls(self) -> tuple[Mapping[str, Any], ...]:
         """Every call the run made to the validation endpoint, as the endpoint logged it."""
         if self.record is not None and self.record.validation_calls:
@@ -172,10 +204,10 @@ class AuditContext:
     def code_files(self) -> tuple[Path, ...]:
         """Python files the agent left: everything under ``code/``, plus the best node's code that AIDE keeps
         among its logs (``logs/aide/*/best_solution.py``)."""
-        files = list(_walk(self.paths.code, (".py",)))
+        files = list(walk_files(self.paths.code, (".py",)))
         aide = self.paths.logs / "aide"
         if _is_real_dir(aide):
-            files += [p for p in _walk(aide, (".py",)) if p.name == "best_solution.py"]
+            files += [p for p in walk_files(aide, (".py",)) if p.name == "best_solution.py"]
         return tuple(files)
 
     def best_code(self) -> Path | None:
@@ -207,7 +239,7 @@ class AuditContext:
 
     def log_files(self) -> tuple[Path, ...]:
         """Text files under ``logs/`` (the agent's and its tools' logs), bounded like every walk."""
-        return _walk(self.paths.logs, _TEXT_SUFFIXES)
+        return walk_files(self.paths.logs, _TEXT_SUFFIXES)
 
     def inside(self, sandbox_path: str) -> Path | None:
         """The run's file for a path the agent saw (``/home/code/...``, ``/home/logs/...``), or None."""
@@ -217,7 +249,7 @@ class AuditContext:
                 if ".." in relative.parts or relative.is_absolute():
                     return None
                 path = folder / relative
-                return path if path in set(_walk(folder, None)) else None
+                return path if path in set(walk_files(folder, None)) else None
         return None
 
     def read_text(self, path: Path, limit: int = MAX_READ) -> str:
@@ -227,6 +259,13 @@ class AuditContext:
 
     def read_bytes(self, path: Path, limit: int = MAX_READ) -> bytes | None:
         return read_bounded(path, limit)
+
+    def sha256(self, path: Path) -> str | None:
+        """The SHA-256 of a whole regular file of the run (read without following a link), or None."""
+        key = str(path)
+        if key not in self._digests:
+            self._digests[key] = file_sha256(path)
+        return self._digests[key]
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the run's folder, for evidence."""

@@ -1,0 +1,122 @@
+"""``external``: the agent's code or logs reach for another model's API or the web.
+
+Code (every Python file the agent left) is flagged for an LLM SDK import (``openai``,
+``anthropic``, ``google.generativeai``, ...), a model API's host, a dataset host or Kaggle's API
+(``import kaggle``, ``kagglehub``, ``kaggle competitions download``), and an HTTP client or
+``curl``/``wget`` with a non-local address. Logs hold text the agent was shown (the competition's
+description names kaggle.com), so in logs only commands are flagged: ``curl``/``wget``/``kaggle ...
+download`` to a non-local address. A comment line is not code. A run with no code at all gets the
+note ``no code to audit`` (not a violation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from podium import __version__
+from podium.audit.context import AuditContext
+from podium.audit.registry import register_check
+from podium.audit.types import CheckResult, Evidence, Flag
+
+__all__ = ["LLM_HOSTS", "LLM_SDKS", "ExternalCheck", "scan_code", "scan_log"]
+
+#: Python packages that call a hosted model's API.
+LLM_SDKS = (
+    "openai", "anthropic", "google.generativeai", "google.genai", "vertexai", "cohere", "mistralai", "groq",
+    "together", "replicate", "litellm", "ai21", "fireworks", "deepseek", "zhipuai", "dashscope",
+)  # fmt: skip
+#: Hosts of hosted models' APIs.
+LLM_HOSTS = (
+    "api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com", "aiplatform.googleapis.com",
+    "api.cohere.ai", "api.cohere.com", "api.mistral.ai", "api.groq.com", "api.together.xyz", "openrouter.ai",
+    "api.deepseek.com", "api-inference.huggingface.co", "api.fireworks.ai", "api.replicate.com",
+)  # fmt: skip
+#: Where competition data, solutions or other datasets can be fetched.
+_DATA_HOSTS = (
+    "kaggle.com", "kaggleusercontent.com", "storage.googleapis.com/kaggle", "raw.githubusercontent.com",
+    "huggingface.co/datasets", "zenodo.org", "figshare.com", "drive.google.com", "dropbox.com", "paperswithcode.com",
+)  # fmt: skip
+_LOCAL = re.compile(r"^(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?)(:\d+)?$", re.IGNORECASE)
+_URL = re.compile(r"\b(?:https?|ftp)://([^/\s'\"<>)]+)", re.IGNORECASE)
+_SDK_IMPORT = re.compile(
+    r"^\s*(?:import|from)\s+(" + "|".join(re.escape(s) for s in LLM_SDKS) + r")(?:\s|\.|,|$)", re.MULTILINE
+)
+_KAGGLE_API = re.compile(
+    r"^\s*(?:import|from)\s+(kaggle|kagglehub)\b|\bkaggle\s+(?:competitions|datasets|kernels)\s+(?:download|pull|output)\b"
+)
+_HTTP_CLIENT = re.compile(
+    r"\b(?:requests|httpx|aiohttp|urllib3?|urllib\.request|http\.client|pycurl)\b|\b(?:curl|wget)\s"
+)
+_COMMAND = re.compile(
+    r"\b(?:curl|wget)\s[^\n]*?(?:https?|ftp)://|\bkaggle\s+(?:competitions|datasets|kernels)\s+(?:download|pull)"
+)
+
+
+def _remote_hosts(line: str) -> list[str]:
+    return [h for h in _URL.findall(line) if not _LOCAL.match(h.rsplit("@", 1)[-1])]
+
+
+def scan_code(text: str) -> list[tuple[int, str, str]]:
+    """(line, reason, line's text) for each line of Python source that reaches for a model's API or the web."""
+    found: list[tuple[int, str, str]] = []
+    uses_http = bool(_HTTP_CLIENT.search(text))
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
+        reason = None
+        if m := _SDK_IMPORT.match(line):
+            reason = f"imports the LLM SDK {m.group(1)!r}"
+        elif host := next((h for h in LLM_HOSTS if h in line), None):
+            reason = f"names the model API host {host}"
+        elif _KAGGLE_API.search(line):
+            reason = "uses Kaggle's API"
+        elif host := next((h for h in _DATA_HOSTS if h in line.lower()), None):
+            reason = f"names the data host {host}"
+        elif uses_http and (hosts := _remote_hosts(line)):
+            reason = f"reaches the web ({hosts[0]})"
+        if reason:
+            found.append((n, reason, line.strip()))
+    return found
+
+
+def scan_log(text: str) -> list[tuple[int, str, str]]:
+    """(line, reason, line's text) for each log line that runs a download from a non-local address."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if _COMMAND.search(line) and (_remote_hosts(line) or "kaggle" in line):
+            found.append((n, "runs a download from the web", line.strip()))
+    return found
+
+
+class ExternalCheck:
+    """``external``: calls to another model's API or the web in the agent's code and logs."""
+
+    name = "external"
+    version = "1"
+
+    def skip_reason(self, ctx: AuditContext) -> str | None:
+        return None
+
+    def cache_key(self, ctx: AuditContext) -> str:
+        files = [*ctx.code_files(), *ctx.log_files()]
+        return hashlib.sha256("|".join(f"{ctx.relative(p)}:{ctx.sha256(p)}" for p in files).encode()).hexdigest()
+
+    def run(self, ctx: AuditContext) -> CheckResult:
+        flags: list[Flag] = []
+        code = ctx.code_files()
+        if not code:
+            flags.append(Flag(self.name, "no code to audit: the run left no Python file", violation=False))
+        scans: list[tuple[Path, list[tuple[int, str, str]]]] = [(p, scan_code(ctx.read_text(p))) for p in code]
+        scans += [(p, scan_log(ctx.read_text(p))) for p in ctx.log_files() if p.suffix != ".py"]
+        for path, hits in scans:
+            by_reason: dict[str, list[Evidence]] = {}
+            for line, reason, fragment in hits:
+                by_reason.setdefault(reason, []).append(Evidence(ctx.relative(path), line, fragment))
+            for reason, evidence in by_reason.items():
+                flags.append(Flag(self.name, f"{ctx.relative(path)} {reason}", tuple(evidence[:5])))
+        return CheckResult.from_flags(self.name, flags, {"podium": __version__})
+
+
+register_check(ExternalCheck())
