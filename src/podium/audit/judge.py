@@ -154,7 +154,9 @@ def _ask(client: JudgeClient, question: Question, piece: str, index: int, total:
 
 
 def _sources(ctx: AuditContext, reads: str) -> list[tuple[str, str]]:
-    files = ctx.code_files() if reads == "code" else ctx.log_files()
+    """The material of a question: the agent's Python files, or its logs without tables (submission
+    snapshots and other CSV files are data, not an account of what the agent did)."""
+    files = ctx.code_files() if reads == "code" else [p for p in ctx.log_files() if p.suffix != ".csv"]
     return [(ctx.relative(p), ctx.read_text(p)) for p in files]
 
 
