@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from podium.audit import audit_run, dolos  # noqa: E402
+from podium.audit import audit_run, dolos
 
 DIRECT = """
 import { Dolos } from "@dodona/dolos-lib";

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from podium.agents.prices import price_of  # noqa: E402
-from podium.audit import AuditContext, find_runs  # noqa: E402
-from podium.audit.judge import QUESTIONS, SYSTEM, _sources, chunks  # noqa: E402
+from podium.agents.prices import price_of
+from podium.audit import AuditContext, find_runs
+from podium.audit.judge import QUESTIONS, SYSTEM, _sources, chunks
 
 
 def run_chars(run: Path) -> tuple[int, int]:
