@@ -4,11 +4,11 @@
 
 Stand-ins for notebooks: the 50 Python modules of the installed scikit-learn closest to 12 KB (a
 top Kaggle notebook's code is a few hundred lines); the run left three files, one of them a renamed
-copy of the first "notebook". Three ways, side by side on the same files:
+copy of the first "notebook". Four ways, side by side on the same files:
 
 - ``direct``: dolos-lib called in Node as its documentation shows (``new Dolos().analyzePaths(files)``,
-  then ``report.allPairs()`` with each pair's similarity and fragments): the baseline, what a plain
-  wrapper of the library does;
+  then ``report.allPairs()`` with each pair's similarity, as the published detector reads it): the
+  baseline; and the same building every pair's fragments (what a wrapper that reports them does);
 - ``podium (dolos)``: ``podium audit --checks plagiarism`` on the run (``audit_run``): staging the files,
   the driver (pairs with the agent's side only), evidence, ``audit.json``;
 - ``podium (winnowing)``: the same check with podium's own fallback engine.
@@ -38,9 +38,10 @@ from podium.audit import audit_run, dolos
 DIRECT = """
 import { Dolos } from "@dodona/dolos-lib";
 const files = JSON.parse(process.argv[1]);
+const withFragments = process.argv[2] === "fragments";
 const report = await new Dolos().analyzePaths(files);
 const pairs = report.allPairs().map((p) => ({left: p.leftFile.path, right: p.rightFile.path,
-  similarity: p.similarity, fragments: p.buildFragments().length}));
+  similarity: p.similarity, fragments: withFragments ? p.buildFragments().length : 0}));
 console.log(JSON.stringify(pairs.length));
 """
 
@@ -99,8 +100,9 @@ def main() -> int:
         kernels, run, files = _layout(Path(scratch), args.kernels)
         lines = sum(len(p.read_text().splitlines()) for p in files)
 
-        def direct() -> None:
-            subprocess.run([node, "--input-type=module", "-e", DIRECT, json.dumps([str(p) for p in files])],
+        def direct(fragments: str) -> None:
+            listed = json.dumps([str(p) for p in files])
+            subprocess.run([node, "--input-type=module", "-e", DIRECT, listed, fragments],
                            cwd=home, check=True, capture_output=True)  # fmt: skip
 
         def podium(engine: str) -> None:
@@ -108,12 +110,16 @@ def main() -> int:
             audit_run(run, ["plagiarism"], {"kernels": str(kernels), "plagiarism_engine": engine})
 
         rows = []
-        for name, fn in (("direct dolos-lib (baseline)", direct), ("podium (dolos)", lambda: podium("dolos")),
+        flagged = {}
+        for name, fn in (("direct dolos-lib: similarities (baseline)", lambda: direct("")),
+                         ("direct dolos-lib: similarities + fragments of every pair", lambda: direct("fragments")),
+                         ("podium (dolos)", lambda: podium("dolos")),
                          ("podium (winnowing)", lambda: podium("winnowing"))):  # fmt: skip
             times = [_timed(fn) for _ in range(args.repeat)]
             rows.append((name, statistics.median(times), _children_rss_mb()))
-        audit = json.loads((run / "audit.json").read_text())
-        flagged = [f["reason"] for f in audit["flags"]]
+            if name.startswith("podium"):
+                audit = json.loads((run / "audit.json").read_text())
+                flagged[name] = [f["reason"] for f in audit["flags"]]
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = [
         f"Dolos for one run (3 files) against {args.kernels} notebooks: {len(files)} files, {lines} lines; "
@@ -123,7 +129,7 @@ def main() -> int:
         "|---|---|---|",
         *[f"| {name} | {seconds:.2f} | {rss:.0f} |" for name, seconds, rss in rows],
         "",
-        f"podium's own peak RSS: {self_rss:.0f} MB. Flagged by the last (winnowing) run: {flagged}",
+        f"podium's own peak RSS: {self_rss:.0f} MB. Flagged: {flagged}",
     ]
     text = "\n".join(out)
     print(text)
