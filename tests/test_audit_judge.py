@@ -141,3 +141,16 @@ def test_a_missing_key_is_unclear_not_a_crash(tmp_path: Path, monkeypatch: pytes
         audit = _audit(_run(tmp_path), model)
         assert model.requests == []
     assert audit["verdict"] == "unclear" and "OPENAI_API_KEY" in audit["flags"][0]["reason"]
+
+
+def test_cli_takes_the_model_flags_of_podium_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import main
+
+    run = _run(tmp_path)
+    with ScriptedLLM([ByContent({HAND: "EVIDENCE: score 0.8\nVERDICT: yes"}, NO)] * 3) as model:
+        code = main(["audit", str(run), "--checks", "judge", "--model", "judge-1", "--base-url", model.base_url,
+                     "--max-cost", "5", "--format", "json"])  # fmt: skip
+    assert code == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["verdict"] == "flagged" and row["flags"][0]["check"] == "judge"
+    assert main(["audit", str(run), "--checks", "judge", "--max-cost", "-1"]) == 2

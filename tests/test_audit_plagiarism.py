@@ -179,3 +179,16 @@ def test_dolos_similarities_equal_dolos_own(dolos_ready: Path, tmp_path: Path) -
         (tmp_path / name).write_text(text)
         assert ours[name] == _direct_dolos(dolos_ready, tmp_path / name, tmp_path / "kernel.py"), name
     assert ours["copy.py"] > THRESHOLD > ours["clean.py"] and 0 < ours["half.py"] < 1
+
+
+@pytest.mark.dolos
+def test_cli_reads_kernels_from_a_folder(
+    dolos_ready: Path, tmp_path: Path, kernels_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from podium.cli import main
+
+    run = make_run(tmp_path / "runs")
+    (run / "code" / "solution.py").write_text(renamed_copy())
+    assert main(["audit", str(run), "--checks", "plagiarism", "--kernels", str(kernels_dir), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["verdict"] == "flagged" and row["flags"][0]["check"] == "plagiarism"
