@@ -192,3 +192,13 @@ def test_cli_reads_kernels_from_a_folder(
     assert main(["audit", str(run), "--checks", "plagiarism", "--kernels", str(kernels_dir), "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["verdict"] == "flagged" and row["flags"][0]["check"] == "plagiarism"
+
+
+def test_the_best_node_kept_among_the_logs_is_compared(tmp_path: Path, kernels_dir: Path) -> None:
+    run = make_run(tmp_path / "runs")
+    (run / "logs" / "nodes").mkdir()
+    (run / "logs" / "nodes" / "7.py").write_text(renamed_copy())
+    node = {"code_file": "/home/logs/nodes/7.py", "metric": 0.8, "valid": True, "lower_is_better": False}
+    (run / "logs" / "journal.jsonl").write_text(json.dumps(node) + "\n")
+    audit = audit_run(run, ["plagiarism"], {"kernels": str(kernels_dir), "plagiarism_engine": "winnowing"})
+    assert audit.verdict == "flagged" and audit.flags[0].evidence[0].file == "logs/nodes/7.py"

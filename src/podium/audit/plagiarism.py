@@ -76,6 +76,15 @@ def _refs(folder: Path) -> dict[str, str]:
         return {}
 
 
+def _agent_files(ctx: AuditContext) -> list[Path]:
+    """The Python files the agent left, and its best node's code where that lies outside them (``search``)."""
+    files = list(ctx.code_files())
+    best = ctx.best_code()
+    if best is not None and best not in files:
+        files.append(best)
+    return files
+
+
 def _kernel_source(path: Path) -> str:
     text = (read_bounded(path, _MAX_KERNEL) or b"").decode("utf-8", "replace")
     if path.suffix != ".ipynb":
@@ -170,7 +179,7 @@ class PlagiarismCheck:
 
     def cache_key(self, ctx: AuditContext) -> str:
         digest = hashlib.sha256(f"{THRESHOLD}\0{_engine(ctx)[1]}".encode())
-        for path in ctx.code_files():
+        for path in _agent_files(ctx):
             digest.update(f"\0{ctx.relative(path)}\0".encode() + (ctx.read_bytes(path) or b""))
         for label, path in kernel_files(ctx).items():
             digest.update(f"\0{label}\0".encode() + (read_bounded(path, _MAX_KERNEL) or b""))
@@ -178,7 +187,7 @@ class PlagiarismCheck:
 
     def run(self, ctx: AuditContext) -> CheckResult:
         engine, described = _engine(ctx)
-        agent = {ctx.relative(p): ctx.read_text(p) for p in ctx.code_files()}
+        agent = {ctx.relative(p): ctx.read_text(p) for p in _agent_files(ctx)}
         kernels = {label: _kernel_source(path) for label, path in kernel_files(ctx).items()}
         found = similarities(agent, kernels, engine) if agent else []
         flags = [
