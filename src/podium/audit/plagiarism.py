@@ -154,7 +154,8 @@ def _evidence(item: Similarity, source: str) -> tuple[Evidence, ...]:
     lines = source.splitlines()
     out = []
     for (first, last), (their_first, their_last) in item.fragments[:MAX_FRAGMENTS]:
-        quote = next((line.strip() for line in lines[first - 1 : last] if line.strip()), "")
+        shown = [line.strip() for line in lines[first - 1 : last] if line.strip()]
+        quote = next((line for line in shown if not line.startswith("#")), shown[0] if shown else "")
         out.append(
             Evidence(
                 item.agent_file,
