@@ -44,6 +44,17 @@ def _serve_all(server: FakeKaggle) -> None:
     server.kernels[REFS[2]] = 404
 
 
+def test_a_notebook_that_cannot_be_compared_is_recorded_and_the_rest_fetched(
+    server: FakeKaggle, key: None, tmp_path: Path
+) -> None:
+    _serve_all(server)
+    server.kernels[REFS[4]] = ("notebook", "{not a notebook")
+    (outcome,) = kernels.download_kernels(["spaceship-titanic"], tmp_path)
+    assert outcome.unavailable == [REFS[2], REFS[4]] and outcome.fetched == len(REFS) - 2
+    entry = kernels.read_manifest(tmp_path / "spaceship-titanic" / "kernels")[REFS[4]]
+    assert entry.status == "unavailable" and "no readable notebook" in entry.detail
+
+
 def test_download_converts_records_checksums_and_resumes(
     server: FakeKaggle, key: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,7 +15,8 @@ longer matches is fetched again).
 
 Credentials are found exactly as ``prepare`` finds them (:mod:`podium.data.kaggle`); notebooks need
 no competition rules accepted. A notebook Kaggle no longer serves (HTTP 403 or 404: deleted or made
-private) is recorded ``unavailable`` and asked for again on the next call.
+private), or one that cannot be compared (another language than Python, no readable notebook), is
+recorded ``unavailable`` with the reason and asked for again on the next call.
 """
 
 from __future__ import annotations
@@ -141,24 +142,26 @@ def _intact(folder: Path, entry: KernelEntry | None) -> bool:
 
 
 def _store(folder: Path, ref: str, served: Path) -> KernelEntry:
-    """Move a served file into the folder under the reference's name, with its Python beside it."""
+    """Move a served file into the folder under the reference's name, with its Python beside it; a file that
+    cannot be compared (another language, no readable notebook, too large) is recorded ``unavailable``."""
     if served.stat().st_size > _MAX_NOTEBOOK_BYTES:
-        raise PrepareError(f"{ref}: {served.name} is over {_MAX_NOTEBOOK_BYTES >> 20} MiB; not kept")
-    text = served.read_text(encoding="utf-8", errors="replace")
+        return KernelEntry(ref, "unavailable", detail=f"{served.name} is over {_MAX_NOTEBOOK_BYTES >> 20} MiB")
+    if served.suffix not in (".ipynb", ".py"):
+        return KernelEntry(ref, "unavailable", detail=f"{served.name} is not Python")
     stem = _stem(ref)
     if served.suffix == ".ipynb":
         try:
-            script = notebook_to_python(text)
+            script = notebook_to_python(served.read_text(encoding="utf-8", errors="replace"))
         except Exception as exc:  # jupytext/nbformat raise several kinds on a broken notebook
-            raise PrepareError(f"{ref}: {served.name} is no readable notebook ({type(exc).__name__}: {exc})") from exc
+            return KernelEntry(
+                ref, "unavailable", detail=f"{served.name} is no readable notebook ({type(exc).__name__})"
+            )
         source = folder / f"{stem}.ipynb"
         os.replace(served, source)
         python = write_atomic(folder / f"{stem}.py", script)
-    elif served.suffix == ".py":
+    else:
         source = python = folder / f"{stem}.py"
         os.replace(served, source)
-    else:
-        raise PrepareError(f"{ref}: {served.name} is not Python (a notebook or script in another language)")
     return KernelEntry(
         ref,
         "downloaded",
@@ -266,6 +269,9 @@ def import_kernels(competition_ids: Iterable[str], data_dir: Path, source: Path)
                 shutil.copyfile(path, copy, follow_symlinks=False)
                 entries[ref] = _store(folder, ref, copy)
             _write_manifest(folder, cid, entries)
-            outcome.fetched += 1
+            if entries[ref].status == "downloaded":
+                outcome.fetched += 1
+            else:
+                outcome.unavailable.append(f"{path.name} ({entries[ref].detail})")
         outcomes.append(outcome)
     return outcomes
