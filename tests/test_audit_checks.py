@@ -287,3 +287,39 @@ def test_cli_audit_text_json_and_usage_errors(
     skipped = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("skipped:"))
     assert "submission on 2 run(s): spaceship-titanic is not prepared" in skipped
     assert BUILTIN.is_dir()
+
+
+def test_report_shows_medals_before_and_after_the_audit(tmp_path: Path, data_dir: Path, agent_dir: Path) -> None:
+    from podium.report import build_report, load_inputs, render
+
+    submission, _ = _predictions(data_dir)
+    make_run(tmp_path, data_dir, 0, agent_dir=agent_dir, submission=submission, code={"s.py": FAIR_CODE})
+    make_run(tmp_path, data_dir, 1, agent_dir=agent_dir, submission=submission, code={"s.py": "import openai\n"})
+    local = make_run(tmp_path, data_dir, 2, agent_dir=agent_dir, submission=submission, code={"s.py": FAIR_CODE})
+    record = json.loads((local / "record.json").read_text())
+    (local / "record.json").write_text(
+        json.dumps({**record, "isolation": _isolation(data_dir, local, sandbox="local")})
+    )
+    make_run(tmp_path, data_dir, 3, agent_dir=agent_dir, submission=submission, code={"s.py": FAIR_CODE})
+    for seed in (0, 1, 2):  # seed 3 is never audited
+        _audit(tmp_path / "group" / CID / str(seed), data_dir, agent_dir)
+    report = build_report(load_inputs([str(tmp_path / "group")]), split="dev", pad_missing=True)
+    (block,) = report["audit"].values()
+    assert (block["medals_before"], block["medals_after"], block["medals_unclear"], block["medals_not_audited"]) == (
+        4,
+        1,
+        1,
+        1,
+    )
+    assert (block["clean"], block["flagged"], block["unclear"], block["audited"]) == (1, 1, 1, 3)
+    flagged = next(r for r in block["reasons"] if r["seed"] == 1)
+    assert flagged["verdict"] == "flagged" and "imports the LLM SDK 'openai'" in flagged["reasons"][0]
+    assert block["integrity"]["statement"][0] == "private answers never mounted: 3 of 3 runs"
+    runs = block and report["labels"][next(iter(report["labels"]))]["competitions"][0]["runs"]
+    assert [r["audit"] for r in runs] == ["clean", "flagged", "unclear", None]
+    text = render(report, "text")
+    assert "medals before" in text and "reasons per run" in text and "test-signal integrity" in text
+    assert "known leakage: none recorded" in text
+    html = render(report, "html")
+    assert 'id="audit"' in html and "imports the LLM SDK" in html
+    assert "flagged" in render(report, "csv").splitlines()[2]

@@ -32,6 +32,8 @@ MAX_DEPTH = 12
 MAX_READ = 8 << 20
 #: The largest record or validation log read (written by podium, but beside the agent's folders).
 _MAX_RECORD = 64 << 20
+#: Prepare markers read so far, by (path, mtime, size).
+_MARKERS: dict[tuple[str, int, int], Any] = {}
 #: File name endings of logs worth reading as text.
 _TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
 
@@ -123,6 +125,8 @@ class AuditContext:
         self.paths = RunPaths(self.run_dir)
         self.options: Mapping[str, Any] = dict(options or {})
         self._digests: dict[str, str | None] = {}
+        self._code: tuple[Path, ...] | None = None
+        self._logs: tuple[Path, ...] | None = None
 
     # -- what podium wrote ----------------------------------------------------------------------
 
@@ -169,10 +173,19 @@ class AuditContext:
     @cached_property
     def prepared(self) -> Mapping[str, Any] | None:
         """The marker of the competition's prepare in the data dir (with its files' ``checksums``), or None."""
+        marker = CompetitionPaths(self.data_dir, self.competition_id).marker
         try:
-            return CompetitionPaths(self.data_dir, self.competition_id).record()
-        except (OSError, ValueError):
+            info = os.stat(marker)
+        except OSError:
             return None
+        key = (str(marker), info.st_mtime_ns, info.st_size)
+        if key not in _MARKERS:  # one read per prepare, however many runs of it are audited
+            data = read_bounded(marker, _MAX_RECORD)
+            try:
+                _MARKERS[key] = json.loads(data) if data is not None else None
+            except ValueError:
+                _MARKERS[key] = None
+        return _MARKERS[key]
 
     @cached_property
     def validation_calls(self) -> tuple[Mapping[str, Any], ...]:
@@ -201,14 +214,22 @@ class AuditContext:
         except OSError:
             return None
 
+    @cached_property
+    def record_sha256(self) -> str | None:
+        """The SHA-256 of ``record.json`` (what a check keys its cache by when it reads only the record)."""
+        return file_sha256(self.paths.record)
+
     def code_files(self) -> tuple[Path, ...]:
         """Python files the agent left: everything under ``code/``, plus the best node's code that AIDE keeps
         among its logs (``logs/aide/*/best_solution.py``)."""
+        if self._code is not None:
+            return self._code
         files = list(walk_files(self.paths.code, (".py",)))
         aide = self.paths.logs / "aide"
         if _is_real_dir(aide):
             files += [p for p in walk_files(aide, (".py",)) if p.name == "best_solution.py"]
-        return tuple(files)
+        self._code = tuple(files)
+        return self._code
 
     def best_code(self) -> Path | None:
         """The code of the agent's best node where its journal names one (``search``: ``logs/journal.jsonl``;
@@ -239,7 +260,9 @@ class AuditContext:
 
     def log_files(self) -> tuple[Path, ...]:
         """Text files under ``logs/`` (the agent's and its tools' logs), bounded like every walk."""
-        return walk_files(self.paths.logs, _TEXT_SUFFIXES)
+        if self._logs is None:
+            self._logs = walk_files(self.paths.logs, _TEXT_SUFFIXES)
+        return self._logs
 
     def inside(self, sandbox_path: str) -> Path | None:
         """The run's file for a path the agent saw (``/home/code/...``, ``/home/logs/...``), or None."""

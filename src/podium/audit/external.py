@@ -11,6 +11,7 @@ note ``no code to audit`` (not a violation).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from pathlib import Path
@@ -54,6 +55,38 @@ _COMMAND = re.compile(
 )
 
 
+def _line_of(text: str, at: int, lines: dict[int, str], newlines: list[int]) -> None:
+    """Add the line holding position ``at`` to ``lines`` (number -> text)."""
+    number = bisect.bisect_right(newlines, at) + 1
+    if number not in lines:
+        start = newlines[number - 2] + 1 if number > 1 else 0
+        end = newlines[number - 1] if number - 1 < len(newlines) else len(text)
+        lines[number] = text[start:end]
+
+
+def _lines_at(text: str, patterns: tuple[re.Pattern[str], ...], needles: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(line number, line) of every line of ``text`` where a pattern matches or a needle occurs (case-insensitive),
+    each once, in order. Needles are found with ``str.find``, which is what keeps a clean file cheap."""
+    lower = text.lower()
+    hits: list[int] = [m.start() for p in patterns for m in p.finditer(text)]
+    for needle in needles:
+        at = lower.find(needle)
+        while at >= 0:
+            hits.append(at)
+            at = lower.find(needle, at + 1)
+    if not hits:
+        return []
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    lines: dict[int, str] = {}
+    for at in sorted(hits):
+        _line_of(text, at, lines, newlines)
+    return sorted(lines.items())
+
+
+_CODE_NEEDLES = ("://", "kaggle", *LLM_HOSTS, *_DATA_HOSTS)
+_LOG_NEEDLES = ("curl ", "wget ", "kaggle ")
+
+
 def _remote_hosts(line: str) -> list[str]:
     return [h for h in _URL.findall(line) if not _LOCAL.match(h.rsplit("@", 1)[-1])]
 
@@ -62,7 +95,7 @@ def scan_code(text: str) -> list[tuple[int, str, str]]:
     """(line, reason, line's text) for each line of Python source that reaches for a model's API or the web."""
     found: list[tuple[int, str, str]] = []
     uses_http = bool(_HTTP_CLIENT.search(text))
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in _lines_at(text, (_SDK_IMPORT,), _CODE_NEEDLES):
         if line.lstrip().startswith("#"):
             continue
         reason = None
@@ -84,7 +117,7 @@ def scan_code(text: str) -> list[tuple[int, str, str]]:
 def scan_log(text: str) -> list[tuple[int, str, str]]:
     """(line, reason, line's text) for each log line that runs a download from a non-local address."""
     found = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in _lines_at(text, (), _LOG_NEEDLES):
         if _COMMAND.search(line) and (_remote_hosts(line) or "kaggle" in line):
             found.append((n, "runs a download from the web", line.strip()))
     return found

@@ -130,15 +130,9 @@ class IntegrityCheck:
         return None if ctx.record is not None else "no readable record.json"
 
     def cache_key(self, ctx: AuditContext) -> str:
-        record = ctx.record
         folder = ctx.agent_dir()
         scaffold = "|".join(f"{p}:{ctx.sha256(p)}" for p in walk_files(folder, _SCAFFOLD_SUFFIXES)) if folder else ""
-        parts = [
-            repr(record.isolation if record else None),
-            repr(record.llm if record else None),
-            repr(ctx.validation_calls),
-            scaffold,
-        ]
+        parts = [str(ctx.record_sha256), str(ctx.sha256(ctx.paths.validation_log)), str(folder), scaffold]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def run(self, ctx: AuditContext) -> CheckResult:

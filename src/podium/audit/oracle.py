@@ -11,8 +11,6 @@ flag the run.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,8 +75,7 @@ class OracleCheck:
         return None
 
     def cache_key(self, ctx: AuditContext) -> str:
-        text = json.dumps([c.get("body") for c in ctx.validation_calls], sort_keys=True)
-        return hashlib.sha256(f"{text}|{self._minimum(ctx)}".encode()).hexdigest()
+        return f"{ctx.record_sha256}|{ctx.sha256(ctx.paths.validation_log)}|{self._minimum(ctx)}"
 
     @staticmethod
     def _minimum(ctx: AuditContext) -> int:

@@ -34,6 +34,9 @@ _MAX_ROWS = 200_000
 
 _LITERAL = r"""-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|'[^'\n\\]{0,80}'|"[^"\n\\]{0,80}"|True|False"""
 _ITEM = re.compile(rf"({_LITERAL})\s*(,?)\s*")
+#: A run of at least MIN_LIST literals separated by commas (found by C before any value is looked at; a failed
+#: attempt backtracks over at most MIN_LIST items, so the search stays linear).
+_RUN = re.compile(rf"(?:(?:{_LITERAL})\s*,\s*){{{MIN_LIST - 1},}}(?:{_LITERAL})?")
 
 
 class SubmissionCheck:
@@ -89,29 +92,33 @@ def _normal(value: str) -> str:
         return text.lower()
 
 
-def literal_lists(text: str, minimum: int = MIN_LIST) -> Iterator[tuple[int, list[str]]]:
-    """Every comma-separated run of at least ``minimum`` literals in ``text``: (line number, normalised values).
+def _comma_spans(text: str, count: int, gap: int = 100) -> Iterator[tuple[int, int]]:
+    """Spans of ``text`` holding at least ``count`` commas each within ``gap`` characters of the previous one:
+    where a long literal list can be (found with ``str.find``, so a text with few commas costs nothing)."""
+    first = last = -1
+    run = 0
+    at = text.find(",")
+    while at >= 0:
+        if run and at - last <= gap:
+            run += 1
+        else:
+            if run >= count:
+                yield max(0, first - gap), last + gap
+            first, run = at, 1
+        last = at
+        at = text.find(",", at + 1)
+    if run >= count:
+        yield max(0, first - gap), last + gap
 
-    One pass over the text (no backtracking): a run continues while each literal is followed by a
-    comma and the next starts where the previous one ended.
-    """
-    run: list[str] = []
-    start = end = 0
-    for match in _ITEM.finditer(text):
-        if run and match.start() != end:
-            if len(run) >= minimum:
-                yield text.count("\n", 0, start) + 1, run
-            run = []
-        if not run:
-            start = match.start()
-        run.append(_normal(match.group(1)))
-        end = match.end()
-        if not match.group(2):  # the last item of a list
-            if len(run) >= minimum:
-                yield text.count("\n", 0, start) + 1, run
-            run = []
-    if len(run) >= minimum:
-        yield text.count("\n", 0, start) + 1, run
+
+def literal_lists(text: str, minimum: int = MIN_LIST) -> Iterator[tuple[int, list[str]]]:
+    """Every comma-separated run of at least ``minimum`` (>= MIN_LIST) literals in ``text``: (line number,
+    normalised values). Linear in the text: spans with many close commas first, then one regex search in each."""
+    for start, end in _comma_spans(text, MIN_LIST - 1):
+        for run in _RUN.finditer(text, start, end):
+            values = [_normal(m.group(1)) for m in _ITEM.finditer(run.group(0))]
+            if len(values) >= minimum:
+                yield text.count("\n", 0, run.start()) + 1, values
 
 
 def _prediction_columns(ctx: AuditContext) -> list[tuple[str, list[str]]]:
@@ -160,12 +167,13 @@ class AnswersCheck:
         return f"{ctx.sha256(ctx.submission) if ctx.submission else ''}|" + "|".join(parts)
 
     def run(self, ctx: AuditContext) -> CheckResult:
-        columns = _prediction_columns(ctx)
+        columns: list[tuple[str, list[str]]] | None = None  # read only when some file holds a long list
         flags: list[Flag] = []
         for path in (*ctx.code_files(), *ctx.log_files()):
             if path == ctx.submission or path.suffix == ".csv":
                 continue
             for line, values in literal_lists(ctx.read_text(path)):
+                columns = _prediction_columns(ctx) if columns is None else columns
                 hit = next((name for name, column in columns if _matches(values, column)), None)
                 if hit is not None:
                     where = ctx.relative(path)
