@@ -154,3 +154,14 @@ def test_cli_takes_the_model_flags_of_podium_run(tmp_path: Path, capsys: pytest.
     (row,) = json.loads(capsys.readouterr().out)
     assert row["verdict"] == "flagged" and row["flags"][0]["check"] == "judge"
     assert main(["audit", str(run), "--checks", "judge", "--max-cost", "-1"]) == 2
+
+
+def test_the_cost_budget_holds_as_in_runs(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    with ScriptedLLM([ByContent({}, NO)] * 3) as model:
+        options = {"model": "gpt-4o-mini", "base_url": model.base_url, "max_cost": 1e-6}
+        audit = audit_run(run, ["judge"], options)
+        assert model.requests == []  # the proxy refused every call before forwarding it
+    assert audit.verdict == "unclear" and all("cost budget" in f.reason for f in audit.flags)
+    logged = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()]
+    assert len(logged) == 3 and all(entry["status"] == 429 for entry in logged)
