@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from podium.audit import dolos, winnowing
+from podium.audit import winnowing
 from podium.audit.context import AuditContext, read_bounded
 from podium.audit.registry import register_check
 from podium.audit.types import CheckResult, Evidence, Flag
@@ -99,6 +99,8 @@ def _kernel_source(path: Path) -> str:
 
 @cache
 def _dolos_state(install: bool) -> tuple[bool, str]:
+    from podium.audit import dolos  # imported when used: `python -m podium.audit.dolos` runs it as a script
+
     return dolos.dolos_available(install=install)
 
 
@@ -112,7 +114,9 @@ def _engine(ctx: AuditContext) -> tuple[str, str]:
     if ok:
         return "dolos", detail
     if wanted == "dolos":
-        raise dolos.DolosError(f"Dolos was asked for but cannot run: {detail}")
+        from podium.audit.dolos import DolosError
+
+        raise DolosError(f"Dolos was asked for but cannot run: {detail}")
     return "winnowing", f"{winnow}; Dolos unavailable: {detail}"
 
 
@@ -136,7 +140,9 @@ def similarities(agent: dict[str, str], kernels: dict[str, str], engine: str) ->
                 staged.write_text(text, encoding="utf-8")
                 paths[str(staged)] = (side, label)
         staged_agent = [Path(p) for p, (side, _) in paths.items() if side == "agent"]
-        run = dolos.run_dolos([Path(p) for p in paths], focus=staged_agent)
+        from podium.audit.dolos import run_dolos
+
+        run = run_dolos([Path(p) for p in paths], focus=staged_agent)
     found = {}
     for pair in run.pairs:
         left, right = paths[pair.left], paths[pair.right]
