@@ -137,6 +137,8 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The local-model tests run last: in CI their model server is still compiling in the background
-    (scripts/local_model.sh) while the rest of the suite runs."""
-    items.sort(key=lambda item: item.get_closest_marker("local_model") is not None)
+    """The Dolos tests, then the local-model tests, run last: in CI Dolos is still installing (npm ci) and
+    the model server still compiling (scripts/local_model.sh) in the background while the rest runs."""
+    items.sort(
+        key=lambda item: 2 if item.get_closest_marker("local_model") else int(bool(item.get_closest_marker("dolos")))
+    )

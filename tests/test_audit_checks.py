@@ -131,7 +131,7 @@ def test_a_clean_run_passes_every_check(tmp_path: Path, data_dir: Path, agent_di
                    logs={"agent.stdout.log": "holdout accuracy 0.79\n"})  # fmt: skip
     audit = _audit(run, data_dir, agent_dir)
     assert audit.verdict == "clean", audit.flags
-    assert audit.violations == () and set(audit.skipped) == set()
+    assert audit.violations == () and set(audit.skipped) == {"judge", "plagiarism"}  # no model named, no kernels
     statement = [f.reason for f in audit.result("integrity").flags]
     assert any(s.startswith("answers: never mounted") for s in statement)
     assert any(s.startswith("validation: 0 calls") for s in statement)
@@ -305,7 +305,8 @@ def test_cli_audit_text_json_and_usage_errors(
     assert main(["audit", str(tmp_path), "--format", "yaml"]) == 2
     # without --data-dir's prepared data the submission check says why it was skipped
     assert main(["audit", str(tmp_path), "--data-dir", str(tmp_path / "nodata"), "--agent-dir", str(agent_dir)]) == 0
-    assert "skipped: submission on 2 run(s): spaceship-titanic is not prepared" in capsys.readouterr().out
+    skipped = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("skipped:"))
+    assert "submission on 2 run(s): spaceship-titanic is not prepared" in skipped
     assert BUILTIN.is_dir()
 
 

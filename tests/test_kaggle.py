@@ -60,13 +60,14 @@ ARCHIVE = _archive()
 
 
 class FakeKaggle(ThreadingHTTPServer):
-    """Just the RPCs podium uses: DownloadDataFiles (302 to a file URL) and IntrospectToken."""
+    """Just the RPCs podium uses: DownloadDataFiles (302 to a file URL), GetKernel and IntrospectToken."""
 
     daemon_threads = True
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.competitions: dict[str, str] = {}  # id -> "open" | "rules"; absent -> 404
+        self.kernels: dict[str, tuple[str, str] | int] = {}  # "author/slug" -> (kernel type, source) | status
         self.seen: list[tuple[str, str, str | None]] = []  # (method, path, Range header)
         self.cut_next_after: int | None = None  # serve this many bytes of the next file GET, then drop
         self.storage_status: int | None = None  # answer file GETs with this status (an expired signed URL: 403)
@@ -118,10 +119,12 @@ class _Handler(BaseHTTPRequestHandler):
         if rpc == "IntrospectToken":
             active = body.get("token") == TOKEN
             self._json(200, {"active": active, "username": USER if active else ""})
-        elif rpc != "DownloadDataFiles":
+        elif rpc not in ("DownloadDataFiles", "GetKernel"):
             self._json(404, {"code": 404, "message": f"no RPC {rpc}"})
         elif not self._authorized():
             self._json(401, {"code": 401, "message": "Unauthenticated"})
+        elif rpc == "GetKernel":
+            self._kernel(f"{body.get('userName')}/{body.get('kernelSlug')}")
         else:
             name = body.get("competitionName", "")
             state = self.server.competitions.get(name)
@@ -131,6 +134,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(403, {"code": 403, "message": RULES_MESSAGE})
             else:  # like Kaggle: a redirect to a signed storage URL
                 self._send(302, headers={"Location": f"{self.server.url}/files/{name}.zip?X-Goog-Signature=fake"})
+
+    def _kernel(self, ref: str) -> None:
+        found = self.server.kernels.get(ref, 404)
+        if isinstance(found, int):
+            self._json(found, {"code": found, "message": "Notebook not found"})
+            return
+        kind, source = found
+        slug = ref.partition("/")[2]
+        self._json(
+            200,
+            {
+                "metadata": {"ref": ref, "slug": slug, "title": slug},
+                "blob": {"source": source, "language": "python", "kernelType": kind, "slug": slug},
+            },
+        )
 
     def do_GET(self) -> None:
         requested = self.headers.get("Range")

@@ -7,7 +7,8 @@
   :func:`audit_run` (cached by content hash, ``audit.json`` written atomically, the grade untouched);
 - the built-in checks, which register themselves: ``submission`` and ``answers``
   (:mod:`~podium.audit.submission`), ``external`` (:mod:`~podium.audit.external`), ``oracle``
-  (:mod:`~podium.audit.oracle`), ``integrity`` (:mod:`~podium.audit.integrity`).
+  (:mod:`~podium.audit.oracle`), ``integrity`` (:mod:`~podium.audit.integrity`), ``plagiarism``
+  (:mod:`~podium.audit.plagiarism`, Dolos or :mod:`~podium.audit.winnowing`), ``judge`` (:mod:`~podium.audit.judge`).
 
 The audit reads runs; it imports nothing of :mod:`podium.run` or :mod:`podium.report` (the report
 reads ``audit.json`` through this package).
@@ -30,7 +31,7 @@ from podium.audit.registry import (
 from podium.audit.types import CheckResult, Evidence, Flag, RunAudit, combine_verdicts
 
 # The built-in checks register themselves, in this order (the order audit.json and the report list them).
-from podium.audit import submission, external, oracle, integrity  # noqa: F401  isort: skip
+from podium.audit import submission, external, oracle, integrity, plagiarism, judge  # noqa: F401  isort: skip
 from podium.audit.integrity import known_leakage
 
 __all__ = [

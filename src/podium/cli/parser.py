@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from podium import __version__
-from podium.cli import commands, values
+from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
+from podium.cli.judging import add_judge_and_kernels_flags
 from podium.registry import SPLITS
 
 __all__ = ["build_parser", "join_values"]
@@ -48,6 +49,12 @@ def _latest_flag(parser: argparse.ArgumentParser) -> None:
         help="an id without @N means its newest version (corrected data and metric); default: version 1, "
         "the published definition",
     )
+
+
+def _competition_or_split(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
+    which.add_argument("--split", help="every competition of a split")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -236,10 +243,21 @@ def build_parser() -> argparse.ArgumentParser:
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_prepare)
 
+    p = sub.add_parser("kernels", help="the competitions' top public notebooks, for `podium audit --checks plagiarism`")
+    kernels_sub = p.add_subparsers(dest="kernels_command", required=True)
+    q = kernels_sub.add_parser(
+        "download", help="fetch each competition's listed notebooks with the Kaggle client into DIR/ID/kernels/"
+    )
+    _competition_or_split(q)
+    q.add_argument(
+        "--data-dir", default=None, help="where DIR/ID/kernels/ live (default: $PODIUM_DATA_DIR or the user cache dir)"
+    )
+    q.add_argument("--from", dest="source", help="notebooks already downloaded: a folder of <id>/ folders (no Kaggle)")
+    q.add_argument("--force", action="store_true", help="fetch every notebook again")
+    q.set_defaults(fn=kernels.cmd_kernels_download)
+
     p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
-    which.add_argument("--split", help="every competition of a split")
+    _competition_or_split(p)
     p.add_argument("--data-dir", default=None)
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_verify)
@@ -320,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.set_defaults(fn=commands.cmd_report)
-    add_audit_parser(sub)
+    add_judge_and_kernels_flags(add_audit_parser(sub))
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")

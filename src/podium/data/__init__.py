@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from podium.data.kernels import download_kernels, import_kernels, kernel_refs
 from podium.data.prepare import PrepareOutcome, prepare_competition, prepare_many
 from podium.paths import CompetitionPaths
 
-__all__ = ["CompetitionPaths", "PrepareOutcome", "prepare_competition", "prepare_many"]
+__all__ = [
+    "CompetitionPaths",
+    "PrepareOutcome",
+    "download_kernels",
+    "import_kernels",
+    "kernel_refs",
+    "prepare_competition",
+    "prepare_many",
+]

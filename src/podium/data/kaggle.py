@@ -32,7 +32,17 @@ from podium.competition import Competition
 from podium.errors import PrepareError
 from podium.paths import CompetitionPaths
 
-__all__ = ["RulesNotAccepted", "credentials_source", "download", "preflight", "rules_message", "verify_zip_md5"]
+__all__ = [
+    "RulesNotAccepted",
+    "credentials_source",
+    "download",
+    "kaggle_client",
+    "preflight",
+    "rejected_credentials",
+    "rules_message",
+    "status_of",
+    "verify_zip_md5",
+]
 
 SETTINGS_URL = "https://www.kaggle.com/settings/api"
 
@@ -134,14 +144,15 @@ def credentials_source() -> str:
     raise PrepareError(_missing_message())
 
 
-def _rejected(source: str, detail: str) -> PrepareError:
+def rejected_credentials(source: str, detail: str) -> PrepareError:
+    """The error for credentials Kaggle refused, with where they came from and the fix."""
     return PrepareError(
         f"Kaggle rejected the credentials from {source} ({detail}). Check the username and key, or create a new "
         f"token at {SETTINGS_URL}; or pass --from PATH with the competition's Kaggle zip, which needs no credentials"
     )
 
 
-def _client() -> tuple[Any, str]:
+def kaggle_client() -> tuple[Any, str]:
     """An authenticated ``KaggleApi`` and where its credentials came from."""
     source = credentials_source()
     with contextlib.redirect_stdout(sys.stderr):
@@ -159,15 +170,15 @@ def _client() -> tuple[Any, str]:
         try:
             api.authenticate()
         except SystemExit:  # the client's "nothing usable found": an access token it could not validate
-            raise _rejected(source, "the token is invalid or expired") from None
+            raise rejected_credentials(source, "the token is invalid or expired") from None
         except requests.HTTPError as exc:
-            raise _rejected(source, f"HTTP {_status(exc)}: {exc}") from exc
+            raise rejected_credentials(source, f"HTTP {status_of(exc)}: {exc}") from exc
         except requests.RequestException as exc:
             raise PrepareError(f"cannot reach Kaggle to check the credentials from {source}: {exc}") from exc
     return api, source
 
 
-def _status(exc: BaseException) -> int | None:
+def status_of(exc: BaseException) -> int | None:
     """The HTTP status of a client error; Kaggle's JSON ``code`` when the HTTP status says less."""
     response = getattr(exc, "response", None)
     if response is None:
@@ -202,7 +213,7 @@ def preflight(competition_ids: Iterable[str]) -> list[RulesNotAccepted]:
     ids = list(dict.fromkeys(competition_ids))
     if not ids:
         return []
-    api, source = _client()
+    api, source = kaggle_client()
     import requests
     from kagglesdk.competitions.types.competition_api_service import ApiDownloadDataFilesRequest
 
@@ -215,9 +226,9 @@ def preflight(competition_ids: Iterable[str]) -> list[RulesNotAccepted]:
             try:
                 response = client.competitions.competition_api_client.download_data_files(request)
             except requests.HTTPError as exc:
-                status = _status(exc)
+                status = status_of(exc)
                 if status == 401:
-                    raise _rejected(source, f"HTTP 401: {exc}") from exc
+                    raise rejected_credentials(source, f"HTTP 401: {exc}") from exc
                 if status == 403:
                     pending.append(RulesNotAccepted(competition_id, str(exc)))
                     print(f"[{i}/{len(ids)}] {competition_id}: rules not accepted", file=sys.stderr)
@@ -282,7 +293,7 @@ def download(competition: Competition, paths: CompetitionPaths) -> Path:
     unknown competition, a failed transfer (the partial file is kept for the next run) or an md5
     mismatch.
     """
-    api, source = _client()
+    api, source = kaggle_client()
     import requests
 
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -292,9 +303,9 @@ def download(competition: Competition, paths: CompetitionPaths) -> Path:
             api.competition_download_files(competition.id, path=str(paths.root), quiet=False)
     except requests.HTTPError as exc:
         # Kaggle's own RPCs are POSTs; an error from the storage URL it redirects to (a GET) is a failed transfer.
-        status = _status(exc) if _request_method(exc) == "POST" else None
+        status = status_of(exc) if _request_method(exc) == "POST" else None
         if status == 401:
-            raise _rejected(source, f"HTTP 401: {exc}") from exc
+            raise rejected_credentials(source, f"HTTP 401: {exc}") from exc
         if status == 403:
             raise PrepareError(
                 f"{competition.id}: Kaggle refuses the download ({exc}). Accept the competition's rules at "

@@ -9,7 +9,7 @@ Each request takes the next step: :class:`Reply` (an assistant text), :class:`To
 call; ``arguments`` as a str are sent verbatim, which is how a test sends a malformed call),
 :class:`Fail` (an error status, with ``Retry-After``), :class:`Stall` (a stream that stops sending, or
 an answer that never comes within ``seconds``), or a callable ``(request) -> step`` that answers by
-what was asked. When the script runs out every request gets 500 "script exhausted", so a test that
+what was asked (:class:`ByContent` answers by rules on the last user message). When the script runs out every request gets 500 "script exhausted", so a test that
 asks for more than it scripted fails visibly instead of hanging.
 
 Token counts are whitespace-separated words: input = the words of every message's text (system
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -37,7 +38,7 @@ from typing import Any, Self
 
 from podium.services._http import send_json
 
-__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script"]
+__all__ = ["ByContent", "Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script"]
 
 _MAX_BODY = 8 << 20
 
@@ -63,6 +64,24 @@ class Fail:
 @dataclass(frozen=True)
 class Stall:
     seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class ByContent:
+    """Answers by what was asked: the reply of the first rule whose text is in the last user message (a regular
+    expression, searched case-insensitively), else ``default``. One step that can answer many requests, as a
+    judge's questions are told apart: ``[ByContent({"by hand": "VERDICT: yes"}, "VERDICT: no")] * 6``."""
+
+    rules: dict[str, str]
+    default: str
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = [m for m in request["body"].get("messages") or [] if m.get("role") == "user"]
+        asked = str(messages[-1].get("content") or "") if messages else ""
+        for pattern, reply in self.rules.items():
+            if re.search(pattern, asked, re.IGNORECASE):
+                return Reply(reply)
+        return Reply(self.default)
 
 
 Step = Reply | ToolCall | Fail | Stall | Callable[[dict[str, Any]], "Step"]
