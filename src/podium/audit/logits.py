@@ -33,7 +33,14 @@ import numpy as np
 
 from podium.errors import UsageError
 
-__all__ = ["DEFAULT_CONTEXT", "LlamaCppScorer", "ServerScorer", "TokenScorer", "file_sha256", "next_token_probabilities"]
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "LlamaCppScorer",
+    "ServerScorer",
+    "TokenScorer",
+    "file_sha256",
+    "next_token_probabilities",
+]
 
 #: Tokens per window of a local model (llama-cpp-python keeps ``context x vocabulary`` float32 logits:
 #: 400 MB for SmolLM2's 49,152 tokens, 1 GB for a 128k vocabulary).

@@ -15,7 +15,7 @@ from typing import Any
 
 from podium.report.sections import pass_at_k_blocks
 
-__all__ = ["cost_figure", "heatmap_figure", "pass_at_k_figure", "time_scaling_figure"]
+__all__ = ["cost_figure", "familiarity_figure", "heatmap_figure", "pass_at_k_figure", "time_scaling_figure"]
 
 
 def _svg(figure: Any) -> str:
@@ -113,4 +113,33 @@ def cost_figure(report: Mapping[str, Any]) -> str | None:
         ax.set_xticks(range(len(shown)), labels=list(shown), rotation=20, ha="right", fontsize="small")
         ax.set_ylabel(words)
         ax.grid(axis="y", alpha=0.3)
+    return _svg(figure)
+
+
+def familiarity_figure(section: Mapping[str, Any] | None) -> str | None:
+    """Performance against familiarity, one panel per label, one point per competition, r in the title."""
+    if not section:
+        return None
+    panels = [(label, block) for label, block in section["labels"].items() if block["competitions"]]
+    if not panels:
+        return None
+    figure = _figure(4.2 * len(panels), 3.6)
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (label, block) in zip(axes, panels, strict=True):
+        xs = [c["familiarity"] for c in block["competitions"]]
+        ys = [c["performance"] for c in block["competitions"]]
+        ax.scatter(xs, ys, s=18)
+        for c in block["competitions"] if len(xs) <= 30 else ():
+            ax.annotate(c["competition_id"], (c["familiarity"], c["performance"]), fontsize=6, alpha=0.7)
+        fits = block["pearson"]
+        r = (
+            "r: -"
+            if fits["r"] is None
+            else f"r = {fits['r']:+.2f} [{fits['bootstrap']['lower']:+.2f}, {fits['bootstrap']['upper']:+.2f}]"
+        )
+        ax.set_title(f"{label}\n{r}", fontsize="small")
+        ax.set_xlabel("familiarity (mean next-token probability)")
+        ax.set_ylabel("performance (sample = 0, gold = 1)")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
     return _svg(figure)

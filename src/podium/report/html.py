@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
-from podium.report.figures import cost_figure, heatmap_figure, pass_at_k_figure, time_scaling_figure
+from podium.report.figures import (
+    cost_figure,
+    familiarity_figure,
+    heatmap_figure,
+    pass_at_k_figure,
+    time_scaling_figure,
+)
 from podium.report.sections import COMPARED, PASS_FLAGS, pass_at_k_blocks
 from podium.report.tables import RUN_HEAD
 
@@ -236,6 +242,40 @@ def _time(report: Mapping[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     return hours, rows
 
 
+def _familiarity(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each label's r and its competitions' familiarity and performance, as cells."""
+    section = report.get("familiarity")
+    if not section:
+        return []
+    out = []
+    for label, block in section["labels"].items():
+        base = ("familiarity", "labels", label)
+        fits = block["pearson"]
+        r = "none (fewer than 3 competitions, or a constant side)"
+        if fits["r"] is not None:
+            boot = fits["bootstrap"]
+            r = f"{fits['r']:+.3f}, 95% bootstrap [{boot['lower']:+.3f}, {boot['upper']:+.3f}], {fits['n']} competitions"
+        rows = [
+            [
+                {"text": c["competition_id"], "value": "", "path": None},
+                _cell(c["familiarity"], pointer(*base, "competitions", i, "familiarity"), f"{c['familiarity']:.4f}"),
+                _cell(c["performance"], pointer(*base, "competitions", i, "performance"), f"{c['performance']:.3f}"),
+                _cell(c["runs"], pointer(*base, "competitions", i, "runs")),
+            ]
+            for i, c in enumerate(block["competitions"])
+        ]
+        out.append(
+            {
+                "label": label,
+                "r": r,
+                "r_path": pointer(*base, "pearson", "r"),
+                "r_value": json.dumps(fits["r"]),
+                "rows": rows,
+            }
+        )
+    return out
+
+
 def _script_json(report: Mapping[str, Any]) -> str:
     """The report's JSON, safe inside a <script> element."""
     return json.dumps(report).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -274,6 +314,9 @@ def html_pieces(report: Mapping[str, Any], *, links_from: str | None = None) -> 
         time_rows=time_rows,
         heatmap_svg=_heatmap(report),
         cost_svg=cost_figure(report),
+        familiarity=report.get("familiarity"),
+        familiarity_svg=familiarity_figure(report.get("familiarity")),
+        familiarity_labels=_familiarity(report),
         cost_head=["label", *(words for _, words, _ in _COST)],
         cost_rows=_cost_rows(report),
         run_head=_RUN_HEAD,
