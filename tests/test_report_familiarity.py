@@ -96,6 +96,25 @@ def test_the_report_sets_familiarity_against_performance(inputs: tuple[Path, Pat
     assert unclipped[PRACTICE[2]] == pytest.approx(1.5) and unclipped[PRACTICE[3]] == pytest.approx(-0.5)
 
 
+def test_a_compared_pair_sets_its_difference_against_familiarity(
+    inputs: tuple[Path, Path, dict[str, float]], tmp_path: Path
+) -> None:
+    grading, familiarity, expected = inputs
+    data = json.loads(grading.read_text())
+    for report in data["competition_reports"]:  # the second label: every run at the sample submission's score
+        report["score"] = _anchors(report["competition_id"])[0]
+        report["valid_submission"] = report["submission_exists"] = True
+    other = tmp_path / "hidden.json"
+    other.write_text(json.dumps(data))
+    report = build_report(load_inputs([str(grading), str(other)], (), []), split="practice", familiarity=familiarity)
+    (diff,) = report["familiarity"]["differences"]
+    assert (diff["a"], diff["b"]) == ("agent", "hidden")
+    got = {r["competition_id"]: r["difference"] for r in diff["competitions"]}
+    assert got == pytest.approx(expected), "B sits at 0 everywhere, so A - B is A's performance"
+    xs = [r["familiarity"] for r in diff["competitions"]]
+    assert diff["pearson"]["r"] == pytest.approx(scipy_stats.pearsonr(xs, list(got.values())).statistic)
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     code = main(["report", *argv])
     captured = capsys.readouterr()
@@ -115,6 +134,7 @@ def test_text_markdown_and_html_show_it(
     _cli(capsys, str(grading), "--split", "practice", "--familiarity", str(familiarity), "--output", str(page))
     html = page.read_text()
     assert 'id="familiarity"' in html and html.count("<svg") >= 2
+    assert "familiarity (mean next-token probability)" in html
     script = html.split('<script type="application/json" id="podium-report">')[1].split("</script>")[0]
     data: dict[str, Any] = json.loads(script)
     r = data["familiarity"]["labels"]["agent"]["pearson"]["r"]

@@ -171,7 +171,8 @@ def build_report(
     if familiar is not None:
         from podium.report.contamination import familiarity_section
 
-        report["familiarity"] = familiarity_section(by_label, familiar, source=str(familiarity))
+        pairs = [(c["a"], c["b"]) for c in report["comparisons"]]
+        report["familiarity"] = familiarity_section(by_label, familiar, source=str(familiarity), pairs=pairs)
     return report
 
 

@@ -16,6 +16,8 @@ The report's JSON gains ``familiarity``::
                                           "performance_unclipped", "runs"}],
                         "pearson": {"n", "r", "bootstrap": {"confidence", "lower", "upper",
                                                             "resamples", "degenerate", "seed"} | null}}},
+     "differences": [{"a", "b", "competitions": [{"competition_id", "familiarity", "difference"}],
+                      "pearson": {...}}],            # A's performance minus B's, per compared pair
      "without_familiarity": [ids run but not in the file]}
 """
 
@@ -77,9 +79,15 @@ def _performances(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
 
 
 def familiarity_section(
-    runs: Mapping[str, Sequence[Mapping[str, Any]]], data: Mapping[str, Any], *, source: str, seed: int = 0
+    runs: Mapping[str, Sequence[Mapping[str, Any]]],
+    data: Mapping[str, Any],
+    *,
+    source: str,
+    pairs: Sequence[tuple[str, str]] = (),
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """The report's ``familiarity`` block (module docstring) for each label's runs and a familiarity file."""
+    """The report's ``familiarity`` block (module docstring) for each label's runs and a familiarity file;
+    for each compared pair (A, B), A's performance minus B's against familiarity."""
     known = familiarity_by_competition(data)
     labels = {}
     missing: set[str] = set()
@@ -102,8 +110,23 @@ def familiarity_section(
         "definition": data.get("definition"),
         "performance": PERFORMANCE,
         "labels": labels,
+        "differences": [_difference(labels, a, b, seed) for a, b in pairs],
         "without_familiarity": sorted(missing),
     }
+
+
+def _difference(labels: Mapping[str, Mapping[str, Any]], a: str, b: str, seed: int) -> dict[str, Any]:
+    """A's performance minus B's on the competitions both ran, against familiarity (e.g. the original
+    description against the obfuscated one: does hiding the competition cost more where the model knows it?)."""
+    of_b = {c["competition_id"]: c for c in labels[b]["competitions"]}
+    rows = [
+        {"competition_id": c["competition_id"], "familiarity": c["familiarity"],
+         "difference": c["performance"] - of_b[c["competition_id"]]["performance"]}
+        for c in labels[a]["competitions"]
+        if c["competition_id"] in of_b
+    ]  # fmt: skip
+    fits = pearson([r["familiarity"] for r in rows], [r["difference"] for r in rows], seed=seed)
+    return {"a": a, "b": b, "competitions": rows, "pearson": fits}
 
 
 def _r_text(fits: Mapping[str, Any]) -> str:
@@ -141,6 +164,17 @@ def familiarity_text(section: Mapping[str, Any] | None, width: int, markdown: bo
         if markdown:
             lines += ["", f"### {label}", "", _r_text(block["pearson"]) + ".", "", md_row(head), md_row(["---"] * 5)]
             lines += [md_row(row) for row in rows]
+        else:
+            lines += ["", *textwrap.wrap(words, width), *(text_table(head, rows) if rows else [])]
+    for diff in section.get("differences") or []:
+        head = ["competition", "familiarity", "A - B"]
+        rows = [
+            [r["competition_id"], f"{r['familiarity']:.4f}", f"{r['difference']:+.3f}"] for r in diff["competitions"]
+        ]
+        words = f"A = {diff['a']} minus B = {diff['b']}, performance: {_r_text(diff['pearson'])}"
+        if markdown:
+            lines += ["", f"### {diff['a']} minus {diff['b']}", "", _r_text(diff["pearson"]) + ".", ""]
+            lines += [md_row(head), md_row(["---"] * 3), *(md_row(row) for row in rows)]
         else:
             lines += ["", *textwrap.wrap(words, width), *(text_table(head, rows) if rows else [])]
     if section["without_familiarity"]:

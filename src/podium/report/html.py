@@ -242,37 +242,43 @@ def _time(report: Mapping[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     return hours, rows
 
 
+def _r_words(fits: Mapping[str, Any]) -> str:
+    if fits["r"] is None:
+        return "none (fewer than 3 competitions, or a constant side)"
+    boot = fits["bootstrap"]
+    return f"{fits['r']:+.3f}, 95% bootstrap [{boot['lower']:+.3f}, {boot['upper']:+.3f}], {fits['n']} competitions"
+
+
 def _familiarity(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each label's r and its competitions' familiarity and performance, as cells."""
+    """Each label's (and each compared pair's) r and its competitions' values, as cells."""
     section = report.get("familiarity")
     if not section:
         return []
+    blocks: list[tuple[str, tuple[object, ...], Mapping[str, Any], tuple[str, ...]]] = [
+        (label, ("familiarity", "labels", label), block, ("performance", "runs"))
+        for label, block in section["labels"].items()
+    ]
+    blocks += [
+        (f"{d['a']} minus {d['b']}", ("familiarity", "differences", i), d, ("difference",))
+        for i, d in enumerate(section.get("differences") or [])
+    ]
     out = []
-    for label, block in section["labels"].items():
-        base = ("familiarity", "labels", label)
-        fits = block["pearson"]
-        r = "none (fewer than 3 competitions, or a constant side)"
-        if fits["r"] is not None:
-            boot = fits["bootstrap"]
-            r = f"{fits['r']:+.3f}, 95% bootstrap [{boot['lower']:+.3f}, {boot['upper']:+.3f}], {fits['n']} competitions"
+    for title, base, block, keys in blocks:
         rows = [
             [
                 {"text": c["competition_id"], "value": "", "path": None},
-                _cell(c["familiarity"], pointer(*base, "competitions", i, "familiarity"), f"{c['familiarity']:.4f}"),
-                _cell(c["performance"], pointer(*base, "competitions", i, "performance"), f"{c['performance']:.3f}"),
-                _cell(c["runs"], pointer(*base, "competitions", i, "runs")),
+                *(
+                    _cell(c[key], pointer(*base, "competitions", i, key), None if key == "runs" else f"{c[key]:.4f}")
+                    for key in ("familiarity", *keys)
+                ),
             ]
             for i, c in enumerate(block["competitions"])
         ]
+        fits = block["pearson"]
         out.append(
-            {
-                "label": label,
-                "r": r,
-                "r_path": pointer(*base, "pearson", "r"),
-                "r_value": json.dumps(fits["r"]),
-                "rows": rows,
-            }
-        )
+            {"title": title, "head": ["competition", "familiarity", *keys], "r": _r_words(fits),
+             "r_path": pointer(*base, "pearson", "r"), "r_value": json.dumps(fits["r"]), "rows": rows}
+        )  # fmt: skip
     return out
 
 
