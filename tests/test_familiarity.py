@@ -4,6 +4,7 @@ itself is checked in tests/test_local_model_familiarity.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -140,10 +141,10 @@ def test_a_users_link_or_a_bad_sample_count_is_refused(tmp_path: Path, documents
         familiarity([registry.get(COMP)], FakeScorer(), documents_dir=tmp_path / "absent")
 
 
-@pytest.fixture
-def logprob_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """Completions with echo: the prompt's words as tokens, the first None, then log((i % 5 + 1) / 10); one
-    generated token after them."""
+@contextlib.contextmanager
+def serve_logprobs() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A loopback server of completions with echo: the prompt's words as tokens, the first None, then
+    log((i % 5 + 1) / 10); one generated token after them. Yields its address and the requests seen."""
     seen: list[dict[str, Any]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -175,9 +176,17 @@ def logprob_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def logprob_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    with serve_logprobs() as served:
+        yield served
 
 
 def test_server_scorer_reads_the_prompts_logprobs(logprob_server: tuple[str, list[dict[str, Any]]]) -> None:
