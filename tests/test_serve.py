@@ -510,3 +510,19 @@ def test_browser_follows_a_real_podium_run_while_it_goes(page: Any, served: tupl
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_the_run_page_shows_the_audit(client: TestClient, runs: Path) -> None:
+    from podium.audit import AUDIT_FILE, CheckResult, Evidence, Flag, RunAudit
+
+    folder = runs / "exp-baseline" / "practice-titanic" / "0"
+    assert "Not audited" in client.get("/run/exp-baseline/practice-titanic/0").text
+    flag = Flag("external", "code/a.py imports the LLM SDK 'openai'", (Evidence("code/a.py", 1, "import openai"),))
+    audit = RunAudit(str(folder), "practice-titanic", 0, "flagged", (CheckResult.from_flags("external", [flag], {}),))
+    (folder / AUDIT_FILE).write_text(json.dumps(audit.to_json()))
+    try:
+        page = client.get("/run/exp-baseline/practice-titanic/0").text
+    finally:
+        (folder / AUDIT_FILE).unlink()
+    assert 'id="audit-verdict" class="audit flagged"' in page and "imports the LLM SDK" in page
+    assert "code/a.py:1: import openai" in page

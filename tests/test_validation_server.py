@@ -346,3 +346,29 @@ def test_mlebench_clients_post_a_multipart_form_and_read_result(
     assert answers[0]["result"] == "Submission is valid." and answers[0]["valid"] is True
     assert answers[1]["result"].startswith("Submission is invalid: ") and answers[1]["valid"] is False
     assert "no 'file' field" in json.loads(empty.stdout)["error"]
+
+
+def test_every_call_logs_its_body_digest_and_row_sketch(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    from podium.services.digest import sketch_distance
+
+    _, fixture, _ = prepared
+    perfect = write_csv(fixture.perfect, tmp_path / "submission.csv")
+    lines = perfect.read_text().splitlines()
+    changed = tmp_path / "changed.csv"
+    cells = lines[1].split(",")
+    cells[-1] = "True" if cells[-1] != "True" else "False"
+    changed.write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+    reordered = tmp_path / "reordered.csv"
+    reordered.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    with _server(prepared, short_dir) as server:
+        for body in (perfect, changed, reordered):
+            while (status := _request(server.socket_path, "POST", "/validate", body.read_bytes())[0]) == 429:
+                time.sleep(0.05)  # the previous call still holds the slot for an instant after its reply
+            assert status == 200
+    first, second, third = (c["body"] for c in server.calls if c["status"] == 200)
+    assert first["sha256"] == hashlib.sha256(perfect.read_bytes()).hexdigest()
+    assert first["rows"] == len(lines) - 1
+    assert sketch_distance(first["row_sketch"], second["row_sketch"]) == 1
+    assert sketch_distance(first["row_sketch"], third["row_sketch"]) == 0 and first["sha256"] != third["sha256"]

@@ -155,6 +155,8 @@ class RunRecord:
     agent_stderr_tail: list[str] = field(default_factory=list)
     validation_calls: list[dict[str, Any]] = field(default_factory=list)
     llm: dict[str, Any] | None = None
+    #: What the sandbox showed the agent (sandbox, network, mounts, where the answers were), for the audit.
+    isolation: dict[str, Any] | None = None
     grade: GradeReport | None = None
 
     @property

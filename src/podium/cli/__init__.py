@@ -11,6 +11,7 @@
                [--run-group NAME] [--redo failed|all] ...
     podium example [--split NAME] [--output-dir DIR]
     podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
+    podium audit PATH... [--checks LIST] [--format text|json] [--output FILE] [--data-dir DIR] [--agent-dir DIR]
     podium serve [--runs-dir DIR] [--host 127.0.0.1] [--port 8000] [--token [T]]
     podium --version
 

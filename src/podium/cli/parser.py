@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from podium import __version__
 from podium.cli import commands, values
+from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
 from podium.cli.contamination import add_familiarity_parser
 from podium.registry import SPLITS
@@ -326,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
     )
     p.set_defaults(fn=commands.cmd_report)
+    add_audit_parser(sub)
     add_familiarity_parser(sub)
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")

@@ -44,6 +44,7 @@ JSON (``--format json``), schema ``podium-report/2``::
                           "bootstrap": {"confidence", "lower", "upper", "resamples", "seed"},
                           "sign_test": {"wins", "losses", "ties", "p"},
                           "permutation": {"p", "method"}}}}],
+      "audit": null | {LABEL: {...}},         # medals before and after the audit (podium.report.audited)
       "time_scaling": null | {"hours": [1, 2, ...], "labels": {LABEL: {"runs", "runs_with_snapshots",
                        "points": [{"hours", "any_medal_percentage", "above_median_percentage",
                                    "valid_submissions_percentage", "mean_percentile"}]}}},
@@ -71,6 +72,7 @@ from typing import Any
 from podium import registry
 from podium.errors import UsageError
 from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
+from podium.report.audited import audit_section
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
 from podium.report.sections import comparison_pairs, comparisons, costs, pass_at_k_curves, per_competition
@@ -162,6 +164,7 @@ def build_report(
     report["comparisons"] = (
         comparisons(by_label, comparison_pairs(labels, compare)) if len(labels) > 1 or compare else []
     )
+    report["audit"] = audit_section(by_label)
     report["time_scaling"] = None
     if time_scaling is not None:
         from podium.report.timescale import time_scaling as graded_over_time

@@ -38,6 +38,8 @@ def run_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):  # the audit's reasons
+        return "; ".join(str(v) for v in value)
     return "" if value is None else value
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from podium.errors import UsageError
 from podium.records import RunRecord
 from podium.report.aggregate import FLAGS, names_text
+from podium.report.audited import audit_fields
 from podium.report.details import LABEL_FIELDS, grading_report_details, label_of, record_details
 
 __all__ = ["LabelInput", "load_inputs"]
@@ -123,6 +124,7 @@ def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Sourc
                 "harness_failure": record.harness_failure(),
                 "padded": False,
                 **record_details(data, path, cache),
+                **audit_fields(path.parent),
                 "seed": int(record.seed),
                 "run_group": str(record.run_group),
                 "agent": str(record.agent),

@@ -127,6 +127,8 @@ RUN_KEYS = (
     "failure_kind",
     "cost_usd",
     "run_dir",
+    "audit",
+    "audit_reasons",
 )
 
 

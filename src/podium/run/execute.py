@@ -84,7 +84,7 @@ def execute(
     ended on its own is kept), and lets any error of podium, its data or the engine through.
     """
     gpu_ids = tuple(record.limits["gpu_ids"])
-    result, calls, llm_summary, started = _sandboxed(config, competition, record.seed, staging, gpu_ids)
+    result, calls, llm_summary, started, isolation = _sandboxed(config, competition, record.seed, staging, gpu_ids)
     if cancel is not None and cancel.is_set() and _killed(result):
         raise RunInterrupted
     report = grade_isolated(competition, staging.submission, config.data_dir)
@@ -96,6 +96,7 @@ def execute(
     record.agent_stderr_tail = tail_lines(staging.stderr)
     record.validation_calls = calls
     record.llm = llm_summary
+    record.isolation = _moved(isolation, str(staging.root), str(final.root))
     record.grade = grade
     return record
 
@@ -150,8 +151,9 @@ def _jsonable(value: Any) -> Any:
 
 def _sandboxed(
     config: RunConfig, competition: Competition, seed: int, run: RunPaths, gpu_ids: tuple[int, ...]
-) -> tuple[ExecResult, list[Any], dict[str, Any] | None, datetime]:
-    """Run the agent in its sandbox with its files in ``run``: (result, validation calls, LLM summary, start)."""
+) -> tuple[ExecResult, list[Any], dict[str, Any] | None, datetime, dict[str, Any]]:
+    """Run the agent in its sandbox with its files in ``run``: (result, validation calls, LLM summary, start,
+    isolation: what the sandbox showed the agent, for the audit)."""
     paths = CompetitionPaths(config.data_dir, competition.id)
     for folder in run.folders().values():
         folder.mkdir(parents=True)
@@ -218,7 +220,9 @@ def _sandboxed(
                     listen = env["PODIUM_LLM_LISTEN"]
                     command = ["python3", "/home/llm_bridge.py", "--listen", listen, "--socket", "/home/llm.sock", "--"]
                     command += list(config.agent.command)
-            result = get_sandbox(config.sandbox, image=config.image).run(
+            sandbox = get_sandbox(config.sandbox, image=config.image)
+            isolation = _isolation(sandbox.name, sandbox.isolated, mounts, paths.private)
+            result = sandbox.run(
                 command,
                 mounts=mounts,
                 env=env,
@@ -233,7 +237,19 @@ def _sandboxed(
                 llm_summary = proxy.summary()
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
-    return result, calls, llm_summary, started
+    return result, calls, llm_summary, started, isolation
+
+
+def _isolation(sandbox: str, isolated: bool, mounts: list[Mount], answers: Path) -> dict[str, Any]:
+    """What the agent could reach, as the record keeps it: the sandbox, its network and every mount (the
+    audit's integrity check reads it)."""
+    return {
+        "sandbox": sandbox,
+        "isolated": isolated,
+        "network": "loopback only" if isolated else "the host's",
+        "answers": str(answers),
+        "mounts": [{"source": str(m.source), "target": m.target, "writable": m.writable} for m in mounts],
+    }
 
 
 def _llm_env(llm: LLMConfig, sandbox: str, *, tcp: bool) -> dict[str, str]:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from podium.audit import read_audit
 from podium.paths import RunPaths
 from podium.records import medal_of
 from podium.report.details import hardware_text
@@ -105,6 +106,7 @@ def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folde
         "llm_calls": llm_calls,
         "llm_totals": _llm_totals(llm_calls),
         "journal": load_journal(run),
+        "audit": None if live else read_audit(run.root),
     }
 
 

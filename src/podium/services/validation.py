@@ -15,7 +15,8 @@ Other answers: ``GET /health`` -> 200 with the body cap (``max_body_bytes``); a 
 a body over ``max_body_bytes`` -> 413; a missing or malformed ``Content-Length`` -> 411/400; an
 exception inside validation -> 500, reported as a harness error and never as an invalid
 submission. Every ``/validate`` call is appended to ``log_path`` as one JSON line (see
-:attr:`ValidationServer.calls`).
+:attr:`ValidationServer.calls`), with its body's digest and row sketch under ``body``
+(:mod:`podium.services.digest`; the audit reads them).
 
 The body is bounded like a submission: at most the size cap grading applies
 (:func:`podium.grading.files.size_cap` of the sample submission, unless ``max_body_bytes`` says
@@ -50,6 +51,7 @@ from podium.errors import InvalidSubmissionError
 from podium.grading.files import SubmissionFile, size_cap
 from podium.grading.isolated import Limits, validate_isolated
 from podium.services._http import UnixService, send_json
+from podium.services.digest import body_digest
 
 __all__ = ["NAME_HEADER", "ValidationServer"]
 
@@ -136,6 +138,7 @@ class ValidationServer(UnixService):
         self._log_lock = threading.Lock()
         self._busy = False
         self._last_end: float | None = None
+        self._digests = 0
 
     def _open(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +253,9 @@ class ValidationServer(UnixService):
                     return
                 os.close(fd)
                 fd, name, received = _copy_part(path, part)
+            if self._digests < _MAX_DIGESTS:  # what the audit compares calls by (bounded per run)
+                self._digests += 1
+                call.record["body"] = body_digest(fd, received)
             try:
                 # the agent's name for its file (so messages and the .csv rule match grading's), never
                 # the server's own path; read through this descriptor only
@@ -282,6 +288,8 @@ class ValidationServer(UnixService):
             shutil.rmtree(path.parent, ignore_errors=True)
 
 
+#: The most calls of one run whose body's digest is logged (each line grows by about 600 bytes).
+_MAX_DIGESTS = 5000
 #: What a multipart form may add to the submission's bytes (boundaries and part headers).
 _FORM_OVERHEAD = 64 << 10
 

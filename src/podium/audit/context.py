@@ -1,0 +1,342 @@
+"""What a check may know about one run, read-only and safe against what the agent left.
+
+Everything under a run's ``code/``, ``logs/`` and ``submission/`` was written by the agent, so it is
+hostile input: :class:`AuditContext` never follows a symbolic link (a link is skipped, and files are
+opened with ``O_NOFOLLOW``), walks at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` folders deep,
+and reads at most :data:`MAX_READ` bytes of a file. Checks read the run through it only, never by
+opening paths themselves, so these bounds hold for every check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from podium.competition import Competition
+from podium.paths import CompetitionPaths, RunPaths, default_data_dir
+from podium.records import RunRecord
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILES",
+    "MAX_HASHED",
+    "MAX_READ",
+    "AuditContext",
+    "file_sha256",
+    "read_bounded",
+    "walk_files",
+]
+
+#: The most files a walk of one of the agent's folders visits.
+MAX_FILES = 5000
+#: The deepest a walk goes below the folder it starts at.
+MAX_DEPTH = 12
+#: The most bytes read from one file (the rest is ignored, and the read says so by its length).
+MAX_READ = 8 << 20
+#: The largest file hashed whole (a submission; what grading accepts is far smaller).
+MAX_HASHED = 4 << 30
+#: The largest record or validation log read (written by podium, but beside the agent's folders).
+_MAX_RECORD = 64 << 20
+#: Prepare markers read so far, by (path, mtime, size).
+_MARKERS: dict[tuple[str, int, int], Any] = {}
+#: File name endings of logs worth reading as text.
+_TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
+
+
+def _chunks(path: Path, limit: int | None) -> Iterator[bytes] | None:
+    """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
+    None for a link, a non-file or an unreadable one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+
+    def read() -> Iterator[bytes]:
+        left = limit if limit is not None else -1
+        try:
+            while left != 0:
+                chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+                if not chunk:
+                    break
+                yield chunk
+                left = left - len(chunk) if left > 0 else left
+        finally:
+            os.close(fd)
+
+    return read()
+
+
+def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
+    chunks = _chunks(path, limit)
+    return None if chunks is None else b"".join(chunks)
+
+
+def file_sha256(path: Path) -> str | None:
+    """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file."""
+    chunks = _chunks(path, None)
+    if chunks is None:
+        return None
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def walk_files(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:
+    """Regular files under ``root`` (no links followed, bounded), in path order."""
+    if not _is_real_dir(root):
+        return ()
+    found: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack and len(found) < MAX_FILES:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth < MAX_DEPTH:
+                    stack.append((Path(entry.path), depth + 1))
+            elif entry.is_file(follow_symlinks=False) and (suffixes is None or entry.name.endswith(suffixes)):
+                found.append(Path(entry.path))
+                if len(found) >= MAX_FILES:
+                    break
+    return tuple(sorted(found))
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+class AuditContext:
+    """One run as a check sees it: its folder, record, competition, submission, code, logs and validation calls.
+
+    ``options`` holds check-specific settings (the judge's model flags, a kernels folder, the data
+    dir as ``data_dir``, an agent folder as ``agent_dir``); checks read the keys they know.
+    """
+
+    def __init__(self, run_dir: Path | str, options: Mapping[str, Any] | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.paths = RunPaths(self.run_dir)
+        self.options: Mapping[str, Any] = dict(options or {})
+        self._digests: dict[str, str | None] = {}
+        self._code: tuple[Path, ...] | None = None
+        self._logs: tuple[Path, ...] | None = None
+
+    # -- what podium wrote ----------------------------------------------------------------------
+
+    @cached_property
+    def record(self) -> RunRecord | None:
+        """The run's record, or None when it is missing or unreadable."""
+        data = read_bounded(self.paths.record, _MAX_RECORD)
+        if data is None:
+            return None
+        try:
+            return RunRecord.from_dict(json.loads(data))
+        except (ValueError, TypeError):
+            return None
+
+    @property
+    def competition_id(self) -> str:
+        return self.record.competition_id if self.record else self.run_dir.parent.name
+
+    @property
+    def seed(self) -> int | None:
+        if self.record:
+            return self.record.seed
+        return int(self.run_dir.name) if self.run_dir.name.isdigit() else None
+
+    @cached_property
+    def competition(self) -> Competition | None:
+        """The competition at the record's version, or None when the registry does not know it."""
+        from podium import registry
+        from podium.errors import PodiumError
+
+        if self.record is None:
+            return None
+        try:
+            return registry.get(self.record.competition_id, self.record.competition_version)
+        except PodiumError:
+            return None
+
+    @property
+    def data_dir(self) -> Path:
+        """Where prepared competitions are: ``options["data_dir"]``, else podium's default."""
+        given = self.options.get("data_dir")
+        return Path(given).expanduser() if given else default_data_dir()
+
+    @cached_property
+    def prepared(self) -> Mapping[str, Any] | None:
+        """The marker of the competition's prepare in the data dir (with its files' ``checksums``), or None."""
+        marker = CompetitionPaths(self.data_dir, self.competition_id).marker
+        try:
+            info = os.stat(marker)
+        except OSError:
+            return None
+        key = (str(marker), info.st_mtime_ns, info.st_size)
+        if key not in _MARKERS:  # one read per prepare, however many runs of it are audited
+            data = read_bounded(marker, _MAX_RECORD)
+            try:
+                _MARKERS[key] = json.loads(data) if data is not None else None
+            except ValueError:
+                _MARKERS[key] = None
+        return _MARKERS[key]
+
+    @cached_property
+    def validation_calls(self) -> tuple[Mapping[str, Any], ...]:
+        """Every call the run made to the validation endpoint, as the endpoint logged it."""
+        if self.record is not None and self.record.validation_calls:
+            return tuple(c for c in self.record.validation_calls if isinstance(c, dict))
+        data = read_bounded(self.paths.validation_log, _MAX_RECORD)
+        calls: list[Mapping[str, Any]] = []
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            try:
+                call = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(call, dict):
+                calls.append(call)
+        return tuple(calls)
+
+    # -- what the agent left --------------------------------------------------------------------
+
+    @cached_property
+    def submission(self) -> Path | None:
+        """The submission file, when it is a regular file (not a link)."""
+        path = self.paths.submission_file
+        try:
+            return path if _is_real_dir(self.paths.submission) and stat.S_ISREG(os.lstat(path).st_mode) else None
+        except OSError:
+            return None
+
+    @cached_property
+    def record_sha256(self) -> str | None:
+        """The SHA-256 of ``record.json`` (what a check keys its cache by when it reads only the record)."""
+        return file_sha256(self.paths.record)
+
+    def code_files(self) -> tuple[Path, ...]:
+        """Python files the agent left: everything under ``code/``, plus the best node's code that AIDE keeps
+        among its logs (``logs/aide/*/best_solution.py``)."""
+        if self._code is not None:
+            return self._code
+        files = list(walk_files(self.paths.code, (".py",)))
+        aide = self.paths.logs / "aide"
+        if _is_real_dir(aide):
+            files += [p for p in walk_files(aide, (".py",)) if p.name == "best_solution.py"]
+        self._code = tuple(files)
+        return self._code
+
+    def best_code(self) -> Path | None:
+        """The code of the agent's best node where its journal names one (``search``: ``logs/journal.jsonl``;
+        AIDE: ``logs/aide/*/best_solution.py``), else None."""
+        aide = [p for p in self.code_files() if p.name == "best_solution.py"]
+        if aide:
+            return aide[-1]
+        data = read_bounded(self.paths.logs / "journal.jsonl")
+        best: tuple[float, Path] | None = None
+        lower: bool | None = None
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            try:
+                node = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(node, dict) or node.get("is_bug") or not node.get("valid"):
+                continue
+            metric, code = node.get("metric"), node.get("code_file")
+            if not isinstance(metric, (int, float)) or not isinstance(code, str):
+                continue
+            if lower is None and node.get("lower_is_better") is not None:
+                lower = bool(node["lower_is_better"])
+            path = self.inside(code)
+            rank = float(metric) if lower else -float(metric)
+            if path is not None and (best is None or rank < best[0]):
+                best = (rank, path)
+        return best[1] if best else None
+
+    def log_files(self) -> tuple[Path, ...]:
+        """Text files under ``logs/`` (the agent's and its tools' logs), bounded like every walk."""
+        if self._logs is None:
+            self._logs = walk_files(self.paths.logs, _TEXT_SUFFIXES)
+        return self._logs
+
+    def inside(self, sandbox_path: str) -> Path | None:
+        """The run's file for a path the agent saw (``/home/code/...``, ``/home/logs/...``), or None."""
+        for prefix, folder in (("/home/code/", self.paths.code), ("/home/logs/", self.paths.logs)):
+            if sandbox_path.startswith(prefix):
+                relative = Path(sandbox_path[len(prefix) :])
+                if ".." in relative.parts or relative.is_absolute():
+                    return None
+                path = folder / relative
+                return path if path in set(walk_files(folder, None)) else None
+        return None
+
+    def read_text(self, path: Path, limit: int = MAX_READ) -> str:
+        """A file of the run as text (undecodable bytes replaced), at most ``limit`` bytes; '' for a link or none."""
+        data = read_bounded(path, limit)
+        return data.decode("utf-8", "replace") if data is not None else ""
+
+    def read_bytes(self, path: Path, limit: int = MAX_READ) -> bytes | None:
+        return read_bounded(path, limit)
+
+    def fingerprint(self, path: Path) -> str:
+        """What a check reads of a file, for its cache key: the SHA-256 of its first :data:`MAX_READ` bytes (all a
+        check reads) and its size; '' for a link or none. Bounded, however large the agent made the file."""
+        key = f"fp:{path}"
+        if key not in self._digests:
+            data = read_bounded(path)
+            try:
+                size = os.lstat(path).st_size
+            except OSError:
+                size = -1
+            self._digests[key] = f"{size}:{hashlib.sha256(data).hexdigest()}" if data is not None else ""
+        return self._digests[key] or ""
+
+    def sha256(self, path: Path) -> str | None:
+        """The SHA-256 of a whole regular file of the run (read without following a link), or None; None too for
+        a file over :data:`MAX_HASHED` bytes (no submission that large is graded)."""
+        key = str(path)
+        if key not in self._digests:
+            try:
+                small = os.lstat(path).st_size <= MAX_HASHED
+            except OSError:
+                small = False
+            self._digests[key] = file_sha256(path) if small else None
+        return self._digests[key]
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the run's folder, for evidence."""
+        try:
+            return str(path.relative_to(self.run_dir))
+        except ValueError:
+            return str(path)
+
+    def agent_dir(self) -> Path | None:
+        """The agent's own folder (its scaffold): ``options["agent_dir"]``, else the built-in agent the record names."""
+        given = self.options.get("agent_dir")
+        if given:
+            return Path(given).expanduser()
+        if self.record is None:
+            return None
+        from podium.agents import BUILTIN
+
+        name = self.record.agent
+        if name and "/" not in name and _is_real_dir(BUILTIN / name):
+            return BUILTIN / name
+        folder = Path(name).expanduser()
+        return folder if name and _is_real_dir(folder) else None

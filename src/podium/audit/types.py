@@ -1,0 +1,189 @@
+"""What an audit writes down: evidence, flags, one check's result, one run's audit (``RUN/audit.json``).
+
+Every type is a frozen dataclass with ``to_json`` (plain JSON values) and ``from_json`` (the inverse,
+tolerant of keys it does not know, so an older podium reads a newer audit).
+
+A :class:`Flag` is either a violation (``violation=True``: the run is ``flagged``) or a note that
+is none (``sample submission``, ``no code to audit``: the run stays ``clean``). A check that could
+not decide says ``unclear``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+__all__ = ["FRAGMENT_CHARS", "CheckResult", "Evidence", "Flag", "RunAudit", "Verdict", "combine_verdicts"]
+
+Verdict = Literal["clean", "flagged", "unclear"]
+#: The longest quoted fragment evidence keeps (characters); longer ones are cut with an ellipsis.
+FRAGMENT_CHARS = 240
+_VERDICTS: tuple[Verdict, ...] = ("clean", "flagged", "unclear")
+
+
+def _verdict(value: Any) -> Verdict:
+    if value not in _VERDICTS:
+        raise ValueError(f"verdict {value!r} is none of {', '.join(_VERDICTS)}")
+    return cast(Verdict, value)
+
+
+def combine_verdicts(verdicts: Iterable[Verdict]) -> Verdict:
+    """One verdict from many: ``flagged`` if any is, else ``unclear`` if any is, else ``clean``."""
+    seen = set(verdicts)
+    return "flagged" if "flagged" in seen else "unclear" if "unclear" in seen else "clean"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a flag's reason can be seen: a file of the run (relative to its folder), a line (1-based) and a quote."""
+
+    file: str
+    line: int | None
+    fragment: str
+
+    def __post_init__(self) -> None:
+        fragment = self.fragment.replace("\x00", "")
+        if len(fragment) > FRAGMENT_CHARS:
+            fragment = fragment[: FRAGMENT_CHARS - 1] + "…"
+        object.__setattr__(self, "fragment", fragment)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "fragment": self.fragment}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Evidence:
+        line = data.get("line")
+        return cls(str(data.get("file", "")), int(line) if line is not None else None, str(data.get("fragment", "")))
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One finding of a check: its reason and evidence; ``violation=False`` makes it a note."""
+
+    check: str
+    reason: str
+    evidence: tuple[Evidence, ...] = ()
+    violation: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "reason": self.reason,
+            "violation": self.violation,
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Flag:
+        return cls(
+            check=str(data.get("check", "")),
+            reason=str(data.get("reason", "")),
+            evidence=tuple(Evidence.from_json(e) for e in data.get("evidence") or ()),
+            violation=bool(data.get("violation", True)),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check on one run: its verdict, its flags (violations and notes) and the versions or checksums of
+    what it read (``inputs``: podium's version, a model, Dolos's version, kernels' checksums...).
+
+    ``key`` is the content hash the runner cached it under (:func:`podium.audit.registry.audit_run`).
+    """
+
+    check: str
+    verdict: Verdict
+    flags: tuple[Flag, ...] = ()
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        _verdict(self.verdict)
+
+    @classmethod
+    def from_flags(cls, check: str, flags: Iterable[Flag], inputs: Mapping[str, str]) -> CheckResult:
+        """``flagged`` when any flag is a violation, else ``clean``."""
+        flags = tuple(flags)
+        verdict: Verdict = "flagged" if any(f.violation for f in flags) else "clean"
+        return cls(check, verdict, flags, dict(inputs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "verdict": self.verdict,
+            "flags": [f.to_json() for f in self.flags],
+            "inputs": dict(self.inputs),
+            "key": self.key,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckResult:
+        return cls(
+            check=str(data.get("check", "")),
+            verdict=_verdict(data.get("verdict")),
+            flags=tuple(Flag.from_json(f) for f in data.get("flags") or ()),
+            inputs={str(k): str(v) for k, v in (data.get("inputs") or {}).items()},
+            key=str(data.get("key", "")),
+        )
+
+
+@dataclass(frozen=True)
+class RunAudit:
+    """One run's audit: what ``RUN/audit.json`` holds. ``skipped`` names each check that did not run, and why."""
+
+    run_dir: str
+    competition_id: str
+    seed: int | None
+    verdict: Verdict
+    results: tuple[CheckResult, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    podium_version: str = ""
+    audited_at: str = ""
+
+    def __post_init__(self) -> None:
+        _verdict(self.verdict)
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """Every flag of every check, violations and notes, in the checks' order."""
+        return tuple(f for r in self.results for f in r.flags)
+
+    @property
+    def violations(self) -> tuple[Flag, ...]:
+        return tuple(f for f in self.flags if f.violation)
+
+    @property
+    def notes(self) -> tuple[Flag, ...]:
+        return tuple(f for f in self.flags if not f.violation)
+
+    def result(self, check: str) -> CheckResult | None:
+        """The result of the check named ``check``, or None when it did not run."""
+        return next((r for r in self.results if r.check == check), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_dir": self.run_dir,
+            "competition_id": self.competition_id,
+            "seed": self.seed,
+            "verdict": self.verdict,
+            "flags": [f.to_json() for f in self.flags],
+            "results": [r.to_json() for r in self.results],
+            "skipped": dict(self.skipped),
+            "podium_version": self.podium_version,
+            "audited_at": self.audited_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunAudit:
+        seed = data.get("seed")
+        return cls(
+            run_dir=str(data.get("run_dir", "")),
+            competition_id=str(data.get("competition_id", "")),
+            seed=int(seed) if seed is not None else None,
+            verdict=_verdict(data.get("verdict")),
+            results=tuple(CheckResult.from_json(r) for r in data.get("results") or ()),
+            skipped={str(k): str(v) for k, v in (data.get("skipped") or {}).items()},
+            podium_version=str(data.get("podium_version", "")),
+            audited_at=str(data.get("audited_at", "")),
+        )
