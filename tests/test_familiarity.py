@@ -7,6 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -142,10 +146,12 @@ def test_a_users_link_or_a_bad_sample_count_is_refused(tmp_path: Path, documents
 
 
 @contextlib.contextmanager
-def serve_logprobs() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def serve_logprobs(answer_first: int | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A loopback server of completions with echo: the prompt's words as tokens, the first None, then
-    log((i % 5 + 1) / 10); one generated token after them. Yields its address and the requests seen."""
+    log((i % 5 + 1) / 10); one generated token after them. Yields its address and the requests seen.
+    With ``answer_first``, requests after that many are held until the server stops."""
     seen: list[dict[str, Any]] = []
+    stopping = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -154,6 +160,9 @@ def serve_logprobs() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append({"path": self.path, **body})
+            if answer_first is not None and len(seen) > answer_first:
+                stopping.wait(60)
+                return
             if body["prompt"] == "too long":
                 self.send_response(400)
                 self.end_headers()
@@ -179,6 +188,7 @@ def serve_logprobs() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
     finally:
+        stopping.set()
         server.shutdown()
         server.server_close()
 
@@ -230,3 +240,31 @@ def test_cli_errors_are_one_line(
     assert "--base-url needs --model" in capsys.readouterr().err
     assert main(["familiarity", "--base-url", "http://127.0.0.1:9", "--model", "m", "--samples", "-3"]) == 2
     assert "--samples" in capsys.readouterr().err
+
+
+def test_ctrl_c_leaves_the_cache_whole_and_a_rerun_goes_on(tmp_path: Path) -> None:
+    """SIGINT while the second document waits on the server: exit 130, the first document cached, no partial
+    file, no output; the rerun reads the first from the cache."""
+    argv = [sys.executable, "-m", "podium", "familiarity", "--model", "m", "-c", COMP, "--cache-dir", "cache",
+            "--output", "out.json"]  # fmt: skip
+    with serve_logprobs(answer_first=1) as (url, seen):
+        child = subprocess.Popen([*argv, "--base-url", url], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        assert child.stderr is not None
+        first = child.stderr.readline()
+        assert "description.md: " in first, first
+        while len(seen) < 2:
+            assert child.poll() is None, child.stderr.read()
+            threading.Event().wait(0.05)
+        child.send_signal(signal.SIGINT)
+        rest = child.stderr.read()
+        assert child.wait(timeout=60) == 130, rest
+    assert "podium: interrupted" in rest and "Traceback" not in rest
+    cached = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert len(cached) == 1 and cached[0].endswith(".npy"), cached
+    assert not (tmp_path / "out.json").exists()
+    with serve_logprobs() as (url, seen):
+        rerun = subprocess.run([*argv, "--base-url", url], cwd=tmp_path, capture_output=True, text=True,
+                               env={**os.environ}, timeout=120)  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(seen) == 1, "only the document not cached yet is asked for"
+    assert "description.md: cached" in rerun.stderr

@@ -15,7 +15,7 @@ given the tokens before it (the first token, which has nothing before it, has no
   ``usage.prompt_tokens`` ones.
 
 Each scorer has an ``identity``: what the cache keys its results by (the GGUF file's SHA-256 and the
-context, or the server's address and model name).
+context, or the server's model name).
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ class ServerScorer:
         self.url = _completions_url(base_url)
         self.model = model
         self.timeout_s = timeout_s
-        self.identity = "server-" + hashlib.sha256(f"{self.url}\n{model}".encode()).hexdigest()[:32]
+        # by the model's name alone: the same model behind another address (a new port) reuses the cache
+        self.identity = "server-" + hashlib.sha256(model.encode()).hexdigest()[:32]
         self.description = {
             "kind": "server",
             "url": self.url,
