@@ -8,7 +8,10 @@
 - the built-in checks, which register themselves: ``submission`` and ``answers``
   (:mod:`~podium.audit.submission`), ``external`` (:mod:`~podium.audit.external`), ``oracle``
   (:mod:`~podium.audit.oracle`), ``integrity`` (:mod:`~podium.audit.integrity`), ``plagiarism``
-  (:mod:`~podium.audit.plagiarism`, Dolos or :mod:`~podium.audit.winnowing`), ``judge`` (:mod:`~podium.audit.judge`).
+  (:mod:`~podium.audit.plagiarism`, Dolos or :mod:`~podium.audit.winnowing`), ``judge`` (:mod:`~podium.audit.judge`);
+- :mod:`~podium.audit.familiarity`: how familiar a model is with each competition's texts
+  (contamination, ``podium familiarity``), with :mod:`~podium.audit.logits`: where the token
+  probabilities come from (a GGUF model or a server).
 
 The audit reads runs; it imports nothing of :mod:`podium.run` or :mod:`podium.report` (the report
 reads ``audit.json`` through this package).
@@ -17,6 +20,16 @@ reads ``audit.json`` through this package).
 from __future__ import annotations
 
 from podium.audit.context import AuditContext, read_bounded
+from podium.audit.familiarity import (
+    PUBLISHED_SAMPLES,
+    ProbabilityCache,
+    competition_documents,
+    familiarity,
+    familiarity_by_competition,
+    load_familiarity,
+    sampled_mean,
+)
+from podium.audit.logits import LlamaCppScorer, ServerScorer, TokenScorer, next_token_probabilities
 from podium.audit.registry import (
     AUDIT_FILE,
     Check,
@@ -36,20 +49,31 @@ from podium.audit.integrity import known_leakage
 
 __all__ = [
     "AUDIT_FILE",
+    "PUBLISHED_SAMPLES",
     "AuditContext",
     "Check",
     "CheckResult",
     "Evidence",
     "Flag",
+    "LlamaCppScorer",
+    "ProbabilityCache",
     "RunAudit",
+    "ServerScorer",
+    "TokenScorer",
     "audit_paths",
     "audit_run",
     "checks",
     "combine_verdicts",
+    "competition_documents",
+    "familiarity",
+    "familiarity_by_competition",
     "find_runs",
     "known_leakage",
+    "load_familiarity",
+    "next_token_probabilities",
     "read_audit",
     "read_bounded",
     "register_check",
     "resolve_checks",
+    "sampled_mean",
 ]

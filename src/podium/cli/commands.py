@@ -37,6 +37,7 @@ __all__ = [
     "cmd_show",
     "cmd_validate",
     "cmd_verify",
+    "write_output",
 ]
 
 
@@ -266,6 +267,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         compare=args.compare or (),
         time_scaling=data_dir if args.time_scaling else None,
         hours=args.hours,
+        familiarity=Path(args.familiarity) if args.familiarity else None,
     )
     links_from = str(Path(args.output).resolve().parent) if args.output else None
     if fmt == "html":  # written as it is made: the page of 10,000 runs never sits in memory whole
@@ -274,13 +276,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_atomic(Path(args.output), html_pieces(report, links_from=links_from), mode=0o644)
         print(f"wrote {args.output}", file=sys.stderr)
         return 0
-    text = render(report, fmt, links_from=links_from)
-    if args.output:
-        write_atomic(Path(args.output), text, mode=0o644)
-        print(f"wrote {args.output}", file=sys.stderr)
+    write_output(render(report, fmt, links_from=links_from), args.output)
+    return 0
+
+
+def write_output(text: str, output: str | None) -> None:
+    """``text`` to the file ``output`` (atomically, readable by all; a line on stderr says so), else to stdout."""
+    from podium.paths import write_atomic
+
+    if output:
+        write_atomic(Path(output), text, mode=0o644)
+        print(f"wrote {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

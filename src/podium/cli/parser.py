@@ -14,6 +14,7 @@ from podium import __version__
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
+from podium.cli.contamination import add_familiarity_parser
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.registry import SPLITS
 
@@ -337,8 +338,15 @@ def build_parser() -> argparse.ArgumentParser:
         "limit, or ten even steps of a limit under two hours)",
     )
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.add_argument(
+        "--familiarity",
+        default=None,
+        metavar="FILE",
+        help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
+    )
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))
+    add_familiarity_parser(sub)
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")

@@ -253,14 +253,16 @@ def prepare_many(
     obfuscated: bool = False,
     download: Downloader | None = None,
 ) -> list[PrepareOutcome]:
-    """Prepare each competition, going on past failures; ``source_dir`` holds <id>.zip or <id>/."""
+    """Prepare each competition, going on past failures; ``source_dir`` holds <id>.zip or <id>/, or is
+    another data dir whose raw files a ``keep_raw`` prepare kept (<id>/raw/)."""
     outcomes = []
     comps = list(competitions)
     for i, comp in enumerate(comps, start=1):
         print(f"[{i}/{len(comps)}] {comp.ref}", file=sys.stderr)
         source = None
         if source_dir is not None:
-            candidates = [source_dir / f"{comp.id}.zip", source_dir / comp.id]
+            # <id>.zip, then <id>/raw (another data dir's files kept by --keep-raw), then <id>/ (extracted)
+            candidates = [source_dir / f"{comp.id}.zip", source_dir / comp.id / "raw", source_dir / comp.id]
             source = next((c for c in candidates if c.exists()), None)
             if source is None and len(comps) == 1 and source_dir.exists():
                 source = source_dir

@@ -47,7 +47,8 @@ JSON (``--format json``), schema ``podium-report/2``::
       "audit": null | {LABEL: {...}},         # medals before and after the audit (podium.report.audited)
       "time_scaling": null | {"hours": [1, 2, ...], "labels": {LABEL: {"runs", "runs_with_snapshots",
                        "points": [{"hours", "any_medal_percentage", "above_median_percentage",
-                                   "valid_submissions_percentage", "mean_percentile"}]}}}
+                                   "valid_submissions_percentage", "mean_percentile"}]}}},
+      "familiarity": null | {...}                # with --familiarity: podium.report.contamination
     }
 
 ``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
@@ -107,17 +108,25 @@ def build_report(
     compare: Sequence[str] = (),
     time_scaling: Path | None = None,
     hours: Sequence[float] | None = None,
+    familiarity: Path | None = None,
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
 
     ``compare`` names the pairs to compare (``A,B``); ``time_scaling`` is the data dir to grade the
-    runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit).
+    runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit);
+    ``familiarity`` a `podium familiarity` file to set against each label's performance
+    (:mod:`podium.report.contamination`).
 
     With ``split`` named, a label that the published rules cannot aggregate over it is an error;
     without, such a cell carries the reason and the other splits are still given.
     """
     if seeds == 0 or seeds < -1:
         raise UsageError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
+    familiar = None
+    if familiarity is not None:  # read first: a wrong file is refused before any aggregation
+        from podium.audit.familiarity import load_familiarity
+
+        familiar = load_familiarity(familiarity)
     if split is not None:
         chosen = [_split_ids(split)]
     else:
@@ -161,6 +170,12 @@ def build_report(
         from podium.report.timescale import time_scaling as graded_over_time
 
         report["time_scaling"] = graded_over_time(by_label, time_scaling, hours)
+    report["familiarity"] = None
+    if familiar is not None:
+        from podium.report.contamination import familiarity_section
+
+        pairs = [(c["a"], c["b"]) for c in report["comparisons"]]
+        report["familiarity"] = familiarity_section(by_label, familiar, source=str(familiarity), pairs=pairs)
     return report
 
 

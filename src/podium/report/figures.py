@@ -15,7 +15,7 @@ from typing import Any
 
 from podium.report.sections import pass_at_k_blocks
 
-__all__ = ["cost_figure", "heatmap_figure", "pass_at_k_figure", "time_scaling_figure"]
+__all__ = ["cost_figure", "familiarity_figure", "heatmap_figure", "pass_at_k_figure", "time_scaling_figure"]
 
 
 def _svg(figure: Any) -> str:
@@ -113,4 +113,44 @@ def cost_figure(report: Mapping[str, Any]) -> str | None:
         ax.set_xticks(range(len(shown)), labels=list(shown), rotation=20, ha="right", fontsize="small")
         ax.set_ylabel(words)
         ax.grid(axis="y", alpha=0.3)
+    return _svg(figure)
+
+
+def familiarity_figure(section: Mapping[str, Any] | None) -> str | None:
+    """Performance against familiarity, one panel per label, and A's performance minus B's against it, one
+    panel per compared pair; one point per competition, Pearson's r in each title."""
+    if not section:
+        return None
+    panels = [
+        (label, block, "performance", "performance (sample = 0, gold = 1)")
+        for label, block in section["labels"].items()
+        if block["competitions"]
+    ]
+    panels += [
+        (f"{d['a']} minus {d['b']}", d, "difference", "performance, A - B")
+        for d in section.get("differences") or []
+        if d["competitions"]
+    ]
+    if not panels:
+        return None
+    figure = _figure(4.2 * len(panels), 3.6)
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (title, block, key, words) in zip(axes, panels, strict=True):
+        points = [(c["familiarity"], c[key], c["competition_id"]) for c in block["competitions"]]
+        ax.scatter([p[0] for p in points], [p[1] for p in points], s=18)
+        for x, y, name in points if len(points) <= 30 else ():
+            ax.annotate(name, (x, y), fontsize=6, alpha=0.7)
+        fits = block["pearson"]
+        r = (
+            "r: -"
+            if fits["r"] is None
+            else f"r = {fits['r']:+.2f} [{fits['bootstrap']['lower']:+.2f}, {fits['bootstrap']['upper']:+.2f}]"
+        )
+        ax.set_title(f"{title}\n{r}", fontsize="small")
+        ax.set_xlabel("familiarity (mean next-token probability)")
+        ax.set_ylabel(words)
+        ax.set_ylim(*((-1.05, 1.05) if key == "difference" else (-0.05, 1.05)))
+        if key == "difference":
+            ax.axhline(0, color="grey", linewidth=0.8)
+        ax.grid(alpha=0.3)
     return _svg(figure)

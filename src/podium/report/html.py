@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
-from podium.report.figures import cost_figure, heatmap_figure, pass_at_k_figure, time_scaling_figure
+from podium.report.figures import (
+    cost_figure,
+    familiarity_figure,
+    heatmap_figure,
+    pass_at_k_figure,
+    time_scaling_figure,
+)
 from podium.report.sections import COMPARED, PASS_FLAGS, pass_at_k_blocks
 from podium.report.tables import RUN_HEAD
 
@@ -236,6 +242,46 @@ def _time(report: Mapping[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     return hours, rows
 
 
+def _r_words(fits: Mapping[str, Any]) -> str:
+    if fits["r"] is None:
+        return "none (fewer than 3 competitions, or a constant side)"
+    boot = fits["bootstrap"]
+    return f"{fits['r']:+.3f}, 95% bootstrap [{boot['lower']:+.3f}, {boot['upper']:+.3f}], {fits['n']} competitions"
+
+
+def _familiarity(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each label's (and each compared pair's) r and its competitions' values, as cells."""
+    section = report.get("familiarity")
+    if not section:
+        return []
+    blocks: list[tuple[str, tuple[object, ...], Mapping[str, Any], tuple[str, ...]]] = [
+        (label, ("familiarity", "labels", label), block, ("performance", "runs"))
+        for label, block in section["labels"].items()
+    ]
+    blocks += [
+        (f"{d['a']} minus {d['b']}", ("familiarity", "differences", i), d, ("difference",))
+        for i, d in enumerate(section.get("differences") or [])
+    ]
+    out = []
+    for title, base, block, keys in blocks:
+        rows = [
+            [
+                {"text": c["competition_id"], "value": "", "path": None},
+                *(
+                    _cell(c[key], pointer(*base, "competitions", i, key), None if key == "runs" else f"{c[key]:.4f}")
+                    for key in ("familiarity", *keys)
+                ),
+            ]
+            for i, c in enumerate(block["competitions"])
+        ]
+        fits = block["pearson"]
+        out.append(
+            {"title": title, "head": ["competition", "familiarity", *keys], "r": _r_words(fits),
+             "r_path": pointer(*base, "pearson", "r"), "r_value": json.dumps(fits["r"]), "rows": rows}
+        )  # fmt: skip
+    return out
+
+
 def _script_json(report: Mapping[str, Any]) -> str:
     """The report's JSON, safe inside a <script> element."""
     return json.dumps(report).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -274,6 +320,9 @@ def html_pieces(report: Mapping[str, Any], *, links_from: str | None = None) -> 
         time_rows=time_rows,
         heatmap_svg=_heatmap(report),
         cost_svg=cost_figure(report),
+        familiarity=report.get("familiarity"),
+        familiarity_svg=familiarity_figure(report.get("familiarity")),
+        familiarity_labels=_familiarity(report),
         cost_head=["label", *(words for _, words, _ in _COST)],
         cost_rows=_cost_rows(report),
         run_head=_RUN_HEAD,

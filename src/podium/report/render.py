@@ -11,6 +11,7 @@ from typing import Any
 from podium.errors import UsageError
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
+from podium.report.contamination import familiarity_text
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
 
 __all__ = ["FORMATS", "render"]
@@ -107,6 +108,7 @@ def _text(report: Mapping[str, Any]) -> str:
         lines += ["", *textwrap.wrap(f"No runs in split(s): {', '.join(empty)}.", WIDTH)]
     lines += text_sections(report)
     lines += audit_lines(report, width=WIDTH)
+    lines += familiarity_text(report.get("familiarity"), WIDTH)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:
         lines += ["", "Notes:"]
@@ -223,6 +225,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
                 lines.append(md_row([label, *counts, *values]))
     lines += md_sections(report)
     lines += audit_lines(report, markdown=True)
+    lines += familiarity_text(report.get("familiarity"), WIDTH, markdown=True)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {label}: {note}" for label, note in notes]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXACT_FLIPS", "paired_comparison", "pass_at_k", "permutation_p", "sign_test_p"]
+__all__ = ["EXACT_FLIPS", "paired_comparison", "pass_at_k", "pearson", "permutation_p", "sign_test_p"]
 
 #: Up to this many non-zero differences, the permutation test enumerates every sign flip.
 EXACT_FLIPS = 16
@@ -157,3 +157,45 @@ def paired_comparison(
         },
         "permutation": {"p": p_value, "method": method},
     }
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair of ``x`` and ``y`` (NaN where a row is constant)."""
+    dx = x - x.mean(axis=1, keepdims=True)
+    dy = y - y.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+    return result
+
+
+def pearson(
+    x: Sequence[float], y: Sequence[float], *, resamples: int = 2_000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, Any]:
+    """Pearson's r of paired values and a percentile bootstrap interval that resamples the pairs.
+
+    Resamples in which either side is constant have no r and are left out (``degenerate`` counts
+    them). With fewer than three pairs, or a constant side, r is None.
+    """
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = xs.size
+    out: dict[str, Any] = {"n": int(n), "r": None, "bootstrap": None}
+    if n < 3:
+        return out
+    r = float(_pearson_rows(xs[None, :], ys[None, :])[0])
+    if not np.isfinite(r):
+        return out
+    picks = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    replicates = _pearson_rows(xs[picks], ys[picks])
+    finite = replicates[np.isfinite(replicates)]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    out["r"] = r
+    out["bootstrap"] = {
+        "confidence": confidence,
+        "lower": float(low),
+        "upper": float(high),
+        "resamples": resamples,
+        "degenerate": int(resamples - finite.size),
+        "seed": seed,
+    }
+    return out
