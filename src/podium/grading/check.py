@@ -17,7 +17,7 @@ import numpy as np
 
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError, quote
-from podium.grading.align import align, keys_of
+from podium.grading.align import align, align_published, keys_of
 from podium.grading.columns import Values, as_numpy, convert_column, numeric_columns, take
 from podium.grading.files import SubmissionFile
 from podium.grading.table import Frame, read_csv
@@ -54,8 +54,14 @@ def check_columns(competition: Competition, frame: Frame) -> list[str]:
     return [f"ignored extra column(s): {_names(extra)}"] if extra else []
 
 
-def convert_columns(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, Values]:
-    """Convert the columns the grader needs, by kind; answers that fail are a harness error."""
+def convert_columns(
+    competition: Competition, frame: Frame, *, answers: bool, sources: Mapping[str, str] | None = None
+) -> dict[str, Values]:
+    """Convert the columns the grader needs, by kind; answers that fail are a harness error.
+
+    ``sources`` reads a declared column from another column of the file (columns paired by position).
+    """
+    sources = sources or {}
     if answers:
         needed = [a for _, a in competition.targets] + list(competition.id_columns)
         needed += [c.name for c in competition.answer_columns]
@@ -66,17 +72,17 @@ def convert_columns(competition: Competition, frame: Frame, *, answers: bool) ->
         needed = list(competition.column_names)
         lookup = competition.column
     needed = list(dict.fromkeys(needed))
-    missing = [n for n in needed if n not in frame.names]
+    missing = [n for n in needed if sources.get(n, n) not in frame.names]
     if answers and missing:
         raise BrokenAnswersError(f"{competition.id} answers lack column(s) {missing}")
     out: dict[str, Values] = {}
     for name in needed:
         try:
-            out[name] = convert_column(lookup(name), frame.arrow(name), cell_caps=not answers)
+            out[name] = convert_column(lookup(name), frame.arrow(sources.get(name, name)), cell_caps=not answers)
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
-            text = frame.text(name)
+            text = frame.text(sources.get(name, name))
             if text is None:
                 raise
             # parsed while reading: the check of the cells as written says what is wrong, so the
@@ -99,21 +105,51 @@ def check_submission(competition: Competition, frame: Frame, expected_keys: Valu
     """The one submission check, shared by validation (keys of the sample submission) and grading
     (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
     warnings = check_columns(competition, frame)
-    submission = convert_columns(competition, frame, answers=False)
     matching = competition.matching
+    sources = _columns_by_position(competition, frame) if matching.get("columns") == "position" else None
+    submission = convert_columns(competition, frame, answers=False, sources=sources)
     id_label = "/".join(competition.id_columns)
-    alignment = align(
-        expected_keys,
-        keys_of(submission, competition.id_columns),
-        duplicate_ids=bool(matching.get("duplicate_ids")),
-        extra_ids=bool(matching.get("extra_ids")),
-        id_label=id_label,
-    )
+    keys = keys_of(submission, competition.id_columns)
+    pairing = matching.get("pairing", "key")
+    if pairing == "key":
+        alignment = align(
+            expected_keys,
+            keys,
+            duplicate_ids=bool(matching.get("duplicate_ids")),
+            extra_ids=bool(matching.get("extra_ids")),
+            id_label=id_label,
+        )
+    else:
+        within = matching.get("within")
+        alignment = align_published(
+            expected_keys,
+            keys,
+            pairing=pairing,
+            within=None if within is None else (competition.id_columns.index(within), len(competition.id_columns)),
+            duplicate_ids=bool(matching.get("duplicate_ids")),
+            extra_ids=bool(matching.get("extra_ids")),
+            missing_ids=bool(matching.get("missing_ids")),
+            id_label=id_label,
+        )
     if alignment.ignored_extra_rows:
         warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
     aligned = {k: take(v, alignment.submission_order) for k, v in submission.items()}
     _check_row_sums(competition, aligned, alignment.submission_order)
     return CheckedSubmission(aligned, alignment.answer_order, warnings, alignment.submission_order)
+
+
+def _columns_by_position(competition: Competition, frame: Frame) -> dict[str, str]:
+    """``matching.columns: position``: the file's non-id columns, in file order, stand for the declared
+    non-id columns in declared order (the published grader scores ``to_numpy()`` column by column)."""
+    declared = [c for c in competition.column_names if c not in competition.id_columns]
+    written = [c for c in frame.names if c not in competition.id_columns]
+    if len(written) != len(declared):
+        raise InvalidSubmissionError(
+            f"the submission has {len(written)} prediction column(s); the published grader pairs them by "
+            f"position with the {len(declared)} class columns and needs exactly that many",
+            fix=f"write exactly the columns {','.join(competition.column_names)}",
+        )
+    return dict(zip(declared, written, strict=True))
 
 
 def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> Values:

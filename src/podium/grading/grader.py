@@ -118,6 +118,7 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
         keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
         submission = {k: v[keep] for k, v in submission.items()}
+    _refuse_scored_nan(competition, submission)
     y_true = _stack(answers, [a for _, a in competition.targets])
     y_pred = _stack(submission, [s for s, _ in competition.targets])
     inputs = {k: _input(v, answers, submission) for k, v in spec.inputs.items()}
@@ -137,6 +138,20 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
         if collecting:
             gc.enable()
     return float(value), checked.warnings
+
+
+def _refuse_scored_nan(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
+    """``missing: unscored``: an empty cell passes only where the row is not scored (the published
+    grader drops those rows, then its metric refuses NaN)."""
+    for name, _ in competition.targets:
+        if competition.column(name).options.get("missing") != "unscored":
+            continue
+        values = np.asarray(submission[name], dtype=np.float64)
+        if np.isnan(values).any():
+            raise InvalidSubmissionError(
+                f"column {name!r} has {int(np.isnan(values).sum())} empty cell(s) on scored rows",
+                fix=f"write a number in every row of {name!r}",
+            )
 
 
 def _input_columns(inputs: Mapping[str, Any], side: str) -> set[str]:
