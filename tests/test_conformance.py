@@ -91,8 +91,11 @@ def test_row_order_does_not_matter(case: tuple[Competition, Fixture, Path]) -> N
     lose the best score (the sample submission's rows are all alike and cannot show that). Where a
     key may repeat, rows sharing a key pair up in file order, so those keep their relative order."""
     comp, fixture, data_dir = case
-    if comp.matching.get("pairing") == "position" or (
-        comp.matching.get("pairing") == "sorted" and comp.matching.get("duplicate_ids")
+    where = comp.metric.where or {}
+    if (
+        comp.matching.get("pairing") == "position"
+        or (comp.matching.get("pairing") == "sorted" and comp.matching.get("duplicate_ids"))
+        or where.get("submission_rows") == "file_position"
     ):
         pytest.skip("this version pairs rows by position as the published grader does (test_published_pairing.py)")
     reference = _grade(comp, fixture.perfect, data_dir, "perfect_again")
@@ -119,10 +122,16 @@ def _assert_invalid(report: GradeReport, *words: str) -> None:
         assert word in report.error, report.error
 
 
+def _skip_subset(comp: Competition) -> None:
+    if comp.matching.get("pairing") == "subset":
+        pytest.skip("this version scores the rows the file holds, as published (test_published_pairing.py)")
+
+
 def test_dropped_row_is_invalid(case: tuple[Competition, Fixture, Path]) -> None:
     comp, fixture, data_dir = case
+    _skip_subset(comp)
     report = _grade(comp, fixture.sample.take(np.arange(1, fixture.sample.n_rows)), data_dir, "dropped")
-    if comp.matching.get("duplicate_ids"):
+    if comp.matching.get("duplicate_ids") or comp.matching.get("pairing") in ("sorted", "position"):
         _assert_invalid(report)
     else:
         _assert_invalid(report, "missing")
@@ -130,6 +139,7 @@ def test_dropped_row_is_invalid(case: tuple[Competition, Fixture, Path]) -> None
 
 def test_duplicated_id_is_invalid(case: tuple[Competition, Fixture, Path]) -> None:
     comp, fixture, data_dir = case
+    _skip_subset(comp)
     order = np.concatenate([np.arange(fixture.sample.n_rows), [0]])
     _assert_invalid(_grade(comp, fixture.sample.take(order), data_dir, "duplicated"))
 
@@ -146,7 +156,7 @@ def test_extra_id_is_invalid_or_ignored(case: tuple[Competition, Fixture, Path])
         else "no-such-id"
     )
     report = _grade(comp, _with(extra, **{first_id: ids}), data_dir, "extra")
-    if comp.matching.get("pairing", "key") != "key":  # one row more than the published grader pairs
+    if comp.matching.get("pairing") in ("sorted", "position"):  # one row more than the published grader pairs
         _assert_invalid(report, "needs exactly")
     elif comp.matching.get("extra_ids"):
         assert report.valid_submission, report.error

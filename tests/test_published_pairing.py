@@ -143,6 +143,28 @@ def _ventilator(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> 
     return float(mean_absolute_error(answers["pressure"].to_numpy(), sub["pressure"].to_numpy()))
 
 
+def _osic(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
+    sub = sub.assign(Confidence=sub["Confidence"].fillna(0))
+    answers = answers.dropna(subset=["FVC"])
+    answers = answers.assign(week=answers["Patient_Week"].apply(lambda x: int(x.split("_")[-1])))
+    answers = answers.sort_values("week").groupby("Patient").tail(3)
+    sub = sub[sub["Patient_Week"].isin(answers["Patient_Week"])]
+    sub, answers = sub.sort_values("Patient_Week"), answers.sort_values("Patient_Week")
+    true = answers.loc[answers["Patient_Week"].isin(sub["Patient_Week"]), "FVC"].to_numpy()
+    sigma = np.maximum(sub["Confidence"].to_numpy(), 70)
+    delta = np.minimum(np.abs(true - sub["FVC"].to_numpy()), 1000)
+    return float(np.mean(-np.sqrt(2) * delta / sigma - np.log(np.sqrt(2) * sigma)))
+
+
+def _stanford(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
+    scored = ["reactivity", "deg_Mg_pH10", "deg_Mg_50C"]
+    sub = sub[["id_seqpos", *scored, "deg_pH10", "deg_50C"]].sort_values("id_seqpos").sort_index(axis=1)
+    answers = answers.sort_values("id_seqpos").sort_index(axis=1)
+    mask = answers["keep"]  # a boolean Series: pandas applies it to the submission by index label
+    sub, answers = sub[mask], answers[mask]
+    return float(np.mean([root_mean_squared_error(answers[c], sub[c]) for c in scored]))
+
+
 # ---- the edits -------------------------------------------------------------------------------
 
 Edit = Callable[[Competition, Fixture], "Frame | str"]
@@ -189,6 +211,30 @@ def _rows(order: Callable[[Fixture], np.ndarray], *, noisy: bool = False) -> Edi
 
 def _shuffled(fixture: Fixture) -> np.ndarray:
     return np.random.default_rng(1).permutation(fixture.perfect.n_rows)
+
+
+def _osic_rows(fixture: Fixture) -> tuple[int, int]:
+    """A scored row (the first patient's last visit) and a row without a visit (never scored)."""
+    visited = np.asarray(fixture.answers["has_fvc"]) == "1"
+    first = np.asarray(fixture.answers["Patient"]) == fixture.answers["Patient"][0]
+    scored = int(np.flatnonzero(visited & first)[-1])
+    return scored, int(np.flatnonzero(~visited)[0])
+
+
+def _osic_edit(kind: str) -> Edit:
+    def edit(comp: Competition, fixture: Fixture) -> Frame:
+        columns = _noisy(comp, fixture)
+        scored, unvisited = _osic_rows(fixture)
+        if kind == "dropped":
+            kept = np.delete(np.arange(fixture.perfect.n_rows), scored)
+            return Frame({k: v[kept] for k, v in columns.items()}, kept.size)
+        if kind == "repeated":  # the scored row named as a row without a visit: that id twice, never scored
+            columns["Patient_Week"][scored] = columns["Patient_Week"][unvisited]
+        else:
+            columns["FVC"][unvisited] = ""
+        return Frame(columns, fixture.perfect.n_rows)
+
+    return edit
 
 
 def _text(edit: Callable[[str], str]) -> Edit:
@@ -262,6 +308,9 @@ CASES = [
     Case("new-york-city-taxi-fare-prediction", "unknown id", _cell("key", 5, "zzz_unknown"), _taxi, False),
     Case("nomad2018-predict-transparent-conductors", "repeated id", _repeat("id", 5, 15), _nomad, False),
     Case("nomad2018-predict-transparent-conductors", "unknown id", _cell("id", 5, "999999"), _nomad, False),
+    Case("osic-pulmonary-fibrosis-progression", "a scored row dropped", _osic_edit("dropped"), _osic, False),
+    Case("osic-pulmonary-fibrosis-progression", "a repeated id", _osic_edit("repeated"), _osic, False),
+    Case("osic-pulmonary-fibrosis-progression", "one empty FVC cell", _osic_edit("empty"), _osic, False),
     Case("rsna-breast-cancer-detection", "empty prediction", _cell("cancer", 3, ""), _rsna, False),
     Case("rsna-breast-cancer-detection", "predictions outside [0, 1]", _cell("cancer", 1, "1.7"), _rsna, False),
     Case(
@@ -290,6 +339,7 @@ CASES = [
     # issue 23: rows or columns in another order
     Case("nomad2018-predict-transparent-conductors", "rows shuffled", _rows(_shuffled), _nomad, True),
     Case("smartphone-decimeter-2022", "rows shuffled", _rows(_shuffled), _smartphone, True),
+    Case("stanford-covid-vaccine", "rows shuffled", _rows(_shuffled, noisy=True), _stanford, True),
     Case(
         "hms-harmful-brain-activity-classification", "eeg_id groups reordered", _rows(_eeg_groups_reordered), _hms, True
     ),
@@ -364,6 +414,6 @@ def test_version_1_gives_the_published_verdict_and_score(
 
 def _noisy_or_perfect(case: Case, comp: Competition, fixture: Fixture) -> Frame:
     """The same predictions in the sample's row and column order."""
-    if case.edit is _columns_reversed:
+    if case.edit is _columns_reversed or case.competition == "stanford-covid-vaccine":
         return Frame(_noisy(comp, fixture), fixture.perfect.n_rows)
     return fixture.perfect

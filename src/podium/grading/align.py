@@ -184,7 +184,9 @@ def align_published(
     ``pairing="position"``: the i-th submission row is scored against the i-th answer row (with
     ``within=(part, parts)``, the i-th row of each group named by that part of the key, e.g. per
     trip); ``pairing="sorted"``: both sides sorted by key as pandas sorts by default, then paired by
-    position. The submission must have exactly as many rows as the answers (per group too). Keys are
+    position. The submission must have exactly as many rows as the answers (per group too).
+    ``pairing="subset"``: any number of rows, left in file order for the competition's ``pair_rows``
+    hook, which selects and pairs the scored ones at grading. Keys are
     checked only as far as the flags forbid: ``extra_ids`` (keys not among the answers),
     ``duplicate_ids`` (a key on several rows) and ``missing_ids`` (an answer key absent).
     """
@@ -192,7 +194,7 @@ def align_published(
     if answer_keys.type != submission_keys.type:
         submission_keys = pc.cast(submission_keys, answer_keys.type)
     n, m = len(answer_keys), len(submission_keys)
-    if m != n:
+    if m != n and pairing != "subset":
         raise InvalidSubmissionError(
             f"the submission has {m} row(s); the published grader needs exactly {n}, one per test row",
             fix=f"write one row for every {id_label} of the sample submission",
@@ -206,6 +208,8 @@ def align_published(
             examples=_first_keys(submission_keys.filter(from_numpy(extra))),
             fix=f"keep exactly the {id_label} values of the sample submission",
         )
+    if pairing == "subset":  # the competition's pair_rows hook selects and pairs the scored rows
+        return Alignment(np.arange(n, dtype=np.int64), np.arange(m, dtype=np.int64), 0)
     got = np.bincount(sub_codes[~extra], minlength=len(vocabulary))
     if not duplicate_ids and (got > 1).any():
         raise InvalidSubmissionError(

@@ -114,10 +114,19 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     submission = {k: as_numpy(checked.columns[k]) for k in used_submission - {FILE_ROW}}
     if FILE_ROW in used_submission and checked.file_rows is not None:
         submission[FILE_ROW] = checked.file_rows
-    if spec.where:
+    pair_rows = competition.hook("pair_rows") if competition.matching.get("pairing") == "subset" else None
+    if pair_rows is not None:  # the competition's published selection and pairing of the scored rows
+        answer_rows, submission_rows = pair_rows(
+            {k: as_numpy(v) for k, v in converted.items()}, {k: as_numpy(v) for k, v in checked.columns.items()}
+        )
+        answers = {k: as_numpy(converted[k])[answer_rows] for k in used_answers}
+        submission = {k: v[submission_rows] for k, v in submission.items()}
+    elif spec.where:
         keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
-        submission = {k: v[keep] for k, v in submission.items()}
+        submission = {
+            k: v[_submission_keep(spec.where, keep, converted, checked.file_rows)] for k, v in submission.items()
+        }
     _refuse_scored_nan(competition, submission)
     y_true = _stack(answers, [a for _, a in competition.targets])
     y_pred = _stack(submission, [s for s, _ in competition.targets])
@@ -138,6 +147,18 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
         if collecting:
             gc.enable()
     return float(value), checked.warnings
+
+
+def _submission_keep(
+    where: Mapping[str, Any], keep: np.ndarray, answers: Mapping[str, Any], file_rows: np.ndarray | None
+) -> np.ndarray:
+    """The submission rows ``where`` scores: those paired with a scored answer row, or, with
+    ``submission_rows: file_position`` (a published grader that applied the answers' mask by pandas
+    index label), those at a file position where the answers file holds a scored row."""
+    if where.get("submission_rows") != "file_position" or file_rows is None:
+        return keep
+    in_file_order = _where(where, {where["column"]: as_numpy(answers[where["column"]])})
+    return in_file_order[file_rows]
 
 
 def _refuse_scored_nan(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
