@@ -93,7 +93,7 @@ def test_row_order_does_not_matter(case: tuple[Competition, Fixture, Path]) -> N
     comp, fixture, data_dir = case
     where = comp.metric.where or {}
     if (
-        comp.matching.get("pairing") == "position"
+        comp.matching.get("pairing") in ("position", "subset")
         or (comp.matching.get("pairing") == "sorted" and comp.matching.get("duplicate_ids"))
         or where.get("submission_rows") == "file_position"
     ):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.spatial.distance import directed_hausdorff
 from scipy.stats import spearmanr
 from sklearn.metrics import mean_absolute_error, roc_auc_score, root_mean_squared_error
 
@@ -165,6 +166,49 @@ def _stanford(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> fl
     return float(np.mean([root_mean_squared_error(answers[c], sub[c]) for c in scored]))
 
 
+def _uw_masks(cells: pd.Series, heights: list[int], widths: list[int]) -> list[np.ndarray]:
+    masks = []
+    for cell, height, width in zip(cells.fillna(""), heights, widths, strict=False):  # zip: as far as the shorter goes
+        flat = np.zeros(height * width, dtype=bool)
+        tokens = str(cell).split()
+        for start, length in zip(map(int, tokens[0::2]), map(int, tokens[1::2]), strict=False):
+            flat[start - 1 : start - 1 + length] = True
+        masks.append(flat.reshape((width, height)).T)
+    return masks
+
+
+def _uw_days(masks: list[np.ndarray], ids: pd.Series) -> list[np.ndarray]:
+    rows = pd.DataFrame({"id": list(ids)[: len(masks)], "at": range(len(masks))}).sort_values("id", kind="stable")
+    rows["day"] = rows["id"].str.split("_slice_").str[0]
+    volumes = []
+    for _, day in rows.groupby("day", sort=False):
+        slices = [np.any([masks[i] for i in part["at"]], axis=0) for _, part in day.groupby("id", sort=False)]
+        volumes.append(np.stack(slices))
+    return volumes
+
+
+def _uw_distance(pred: np.ndarray, true: np.ndarray) -> float:
+    if pred.sum() == 0 and true.sum() == 0:
+        return np.nan
+    if np.array_equal(pred, true):
+        return 0.0
+    if pred.sum() == 0 or true.sum() == 0 or pred.sum() > 10 * true.sum():
+        return 1.0
+    a, b = np.argwhere(true) / true.shape, np.argwhere(pred) / true.shape
+    return max(directed_hausdorff(a, b)[0], directed_hausdorff(b, a)[0]) / np.sqrt(3)
+
+
+def _uw(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
+    heights, widths = answers["image_height"].astype(int).tolist(), answers["image_width"].astype(int).tolist()
+    pred, true = _uw_masks(sub["predicted"], heights, widths), _uw_masks(answers["predicted"], heights, widths)
+    dice = [
+        2 * (p & t).sum() / (p.sum() + t.sum()) if p.sum() + t.sum() else np.nan
+        for p, t in zip(pred, true, strict=False)
+    ]
+    days = zip(_uw_days(pred, sub["id"]), _uw_days(true, answers["id"]), strict=False)
+    return float(0.4 * np.nanmean(dice) + 0.6 * (1 - np.nanmean([_uw_distance(p, t) for p, t in days])))
+
+
 # ---- the edits -------------------------------------------------------------------------------
 
 Edit = Callable[[Competition, Fixture], "Frame | str"]
@@ -235,6 +279,15 @@ def _osic_edit(kind: str) -> Edit:
         return Frame(columns, fixture.perfect.n_rows)
 
     return edit
+
+
+def _first_day_shuffled(fixture: Fixture) -> np.ndarray:
+    """Rows of the first case-day in another order (its slices share one image size), the rest kept."""
+    ids = np.asarray(fixture.perfect["id"], dtype=str)
+    first = np.flatnonzero(np.char.startswith(ids, ids[0].split("_slice_")[0] + "_"))
+    order = np.arange(ids.size)
+    order[first] = first[np.random.default_rng(3).permutation(first.size)]
+    return order
 
 
 def _text(edit: Callable[[str], str]) -> Edit:
@@ -324,6 +377,27 @@ CASES = [
     Case("smartphone-decimeter-2022", "empty LatitudeDegrees", _cell("LatitudeDegrees", 2, ""), NAN, False),
     Case("us-patent-phrase-to-phrase-matching", "empty score", _cell("score", 2, "", noisy=False), NAN, False),
     Case(
+        "uw-madison-gi-tract-image-segmentation",
+        "the last row dropped",
+        _rows(lambda f: np.arange(f.perfect.n_rows - 1)),
+        _uw,
+        False,
+    ),
+    Case(
+        "uw-madison-gi-tract-image-segmentation",
+        "an (id, class) repeated",
+        _cell("class", 4, lambda values: str(values[3]), noisy=False),
+        _uw,
+        False,
+    ),
+    Case(
+        "uw-madison-gi-tract-image-segmentation",
+        "an unknown id",
+        _cell("id", 5, "case99_day9_slice_0001", noisy=False),
+        _uw,
+        False,
+    ),
+    Case(
         "ventilator-pressure-prediction",
         "empty pressure on a row not scored",
         _cell("pressure", 1, ""),
@@ -339,6 +413,7 @@ CASES = [
     # issue 23: rows or columns in another order
     Case("nomad2018-predict-transparent-conductors", "rows shuffled", _rows(_shuffled), _nomad, True),
     Case("smartphone-decimeter-2022", "rows shuffled", _rows(_shuffled), _smartphone, True),
+    Case("uw-madison-gi-tract-image-segmentation", "rows shuffled", _rows(_first_day_shuffled), _uw, True),
     Case("stanford-covid-vaccine", "rows shuffled", _rows(_shuffled, noisy=True), _stanford, True),
     Case(
         "hms-harmful-brain-activity-classification", "eeg_id groups reordered", _rows(_eeg_groups_reordered), _hms, True

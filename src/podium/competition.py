@@ -56,7 +56,8 @@ PUBLISHED_VERSION = 1
 #: ``perfect_submission`` and ``sample_submission`` for fixtures whose answers differ in shape from
 #: submissions; ``pair_rows(answers, submission)`` (columns in file order) -> (answer rows, submission
 #: rows) for a version whose published grader selects and pairs the scored rows its own way
-#: (``matching.pairing: subset``). ``prepare.py``: ``prepare(raw, public, private, version=)``, ``make_raw(raw, rng)``
+#: (``matching.pairing: subset``), or ``published_score(answers, submission)`` where its computation
+#: is itself idiosyncratic. ``prepare.py``: ``prepare(raw, public, private, version=)``, ``make_raw(raw, rng)``
 #: (a tiny raw folder in the Kaggle layout, for tests) and ``fetch_raw(folder)`` (data that a package
 #: ships: no download).
 HOOKS = {
@@ -66,6 +67,7 @@ HOOKS = {
     "perfect_submission": "hooks",
     "sample_submission": "hooks",
     "pair_rows": "hooks",
+    "published_score": "hooks",
     "prepare": "prepare",
     "make_raw": "prepare",
     "fetch_raw": "prepare",

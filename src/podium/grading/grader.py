@@ -106,6 +106,10 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     converted = convert_columns(competition, answers_frame, answers=True)
     checked = check_submission(competition, submission_frame, keys_of(converted, competition.id_columns))
     spec = competition.metric
+    published = competition.hook("published_score") if competition.matching.get("pairing") == "subset" else None
+    if published is not None:  # version 1 of a grader whose whole computation is its own (hooks.py)
+        columns = {k: as_numpy(v) for k, v in checked.columns.items()}
+        return float(published({k: as_numpy(v) for k, v in converted.items()}, columns)), checked.warnings
     used_answers = {a for _, a in competition.targets} | _input_columns(spec.inputs, "answers")
     used_submission = {s for s, _ in competition.targets} | _input_columns(spec.inputs, "submission")
     if spec.where:
