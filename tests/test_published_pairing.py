@@ -410,6 +410,9 @@ CASES = [
     Case("icecube-neutrinos-in-deep-ice", "extra column", _extra_column, None, True),
     Case("plant-pathology-2020-fgvc7", "extra column", _extra_column, None, True),
     Case("tgs-salt-identification-challenge", "extra column", _extra_column, None, True),
+    Case(
+        "google-quest-challenge", "extra column", _extra_column, None, True
+    ),  # not in the issue; len(columns) checked there
     # issue 23: rows or columns in another order
     Case("nomad2018-predict-transparent-conductors", "rows shuffled", _rows(_shuffled), _nomad, True),
     Case("smartphone-decimeter-2022", "rows shuffled", _rows(_shuffled), _smartphone, True),
