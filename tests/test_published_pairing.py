@@ -274,6 +274,8 @@ def _osic_edit(kind: str) -> Edit:
             return Frame({k: v[kept] for k, v in columns.items()}, kept.size)
         if kind == "repeated":  # the scored row named as a row without a visit: that id twice, never scored
             columns["Patient_Week"][scored] = columns["Patient_Week"][unvisited]
+        elif kind == "scored twice":  # the row without a visit named as the scored row
+            columns["Patient_Week"][unvisited] = columns["Patient_Week"][scored]
         else:
             columns["FVC"][unvisited] = ""
         return Frame(columns, fixture.perfect.n_rows)
@@ -495,3 +497,24 @@ def _noisy_or_perfect(case: Case, comp: Competition, fixture: Fixture) -> Frame:
     if case.edit is _columns_reversed or case.competition == "stanford-covid-vaccine":
         return Frame(_noisy(comp, fixture), fixture.perfect.n_rows)
     return fixture.perfect
+
+
+@pytest.mark.parametrize(
+    ("competition", "edit"),
+    [
+        # a scored pressure empty: the published MAE (sklearn) refuses NaN
+        ("ventilator-pressure-prediction", _cell("pressure", 0, "")),
+        # a scored Patient_Week written twice: its copies outnumber the answer rows they pair with
+        ("osic-pulmonary-fibrosis-progression", _osic_edit("scored twice")),
+    ],
+    ids=["ventilator: empty scored pressure", "osic: a scored row twice"],
+)
+def test_version_1_refuses_what_only_the_answers_show_the_published_grader_fails_on(
+    competition: str, edit: Edit, prepared: Callable[[str], tuple[Fixture, Path]], tmp_path: Path
+) -> None:
+    """Which rows are scored is in the answers, so only grading can refuse these (validation, which
+    has the sample submission only, accepts them; docs/declaring.md says so)."""
+    comp = registry.get(f"{competition}@1")
+    fixture, data_dir = prepared(competition)
+    report = grade(comp, _write(edit(comp, fixture), tmp_path / "submission.csv"), data_dir)
+    assert not report.valid_submission and report.error
