@@ -518,3 +518,24 @@ def test_version_1_refuses_what_only_the_answers_show_the_published_grader_fails
     fixture, data_dir = prepared(competition)
     report = grade(comp, _write(edit(comp, fixture), tmp_path / "submission.csv"), data_dir)
     assert not report.valid_submission and report.error
+
+
+@pytest.mark.parametrize(
+    ("row", "source", "valid"), [(5, 15, True), (5, 2, False)], ids=["both scored", "one unscored"]
+)
+def test_jigsaw_version_1_applies_the_keep_mask_by_id(row: int, source: int, valid: bool, tmp_path: Path) -> None:
+    """Answer rows marked -1 are not scored; the published grader drops them from the submission by id
+    label, so a repeated id keeps every copy where its id is scored: counts that then differ fail."""
+    comp = registry.get("jigsaw-toxic-comment-classification-challenge@1")
+    fixture = make_fixture(comp)
+    answers = _copy(fixture.answers)
+    for name in _classes(comp):
+        answers[name][[2, 7, 11, 20]] = "-1"
+    fixture = Fixture(Frame(answers, fixture.answers.n_rows), fixture.sample, fixture.perfect)
+    write_prepared(comp, fixture, tmp_path)
+    path = _write(_repeat("id", row, source)(comp, fixture), tmp_path / "submission.csv")
+    report = grade(comp, path, tmp_path)
+    assert report.valid_submission is valid, report.error
+    if valid:
+        expected = _jigsaw_toxic(comp, _read(CompetitionPaths(tmp_path, comp.id).private / comp.answers), _read(path))
+        assert report.score == round(expected, 5)

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from podium import registry
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, HarnessError, InvalidSubmissionError
 from podium.grading.align import keys_of
-from podium.grading.check import check_submission, convert_columns, read_submission
+from podium.grading.check import CheckedSubmission, check_submission, convert_columns, read_submission
 from podium.grading.columns import as_numpy, numeric_columns, take
 from podium.grading.files import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
 from podium.grading.table import Frame, read_csv
@@ -128,9 +129,8 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     elif spec.where:
         keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
-        submission = {
-            k: v[_submission_keep(spec.where, keep, converted, checked.file_rows)] for k, v in submission.items()
-        }
+        kept = _submission_keep(competition, keep, converted, checked)
+        submission = {k: v[kept] for k, v in submission.items()}
     _refuse_scored_nan(competition, submission)
     y_true = _stack(answers, [a for _, a in competition.targets])
     y_pred = _stack(submission, [s for s, _ in competition.targets])
@@ -154,15 +154,31 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
 
 
 def _submission_keep(
-    where: Mapping[str, Any], keep: np.ndarray, answers: Mapping[str, Any], file_rows: np.ndarray | None
+    competition: Competition, keep: np.ndarray, answers: Mapping[str, Any], checked: CheckedSubmission
 ) -> np.ndarray:
-    """The submission rows ``where`` scores: those paired with a scored answer row, or, with
-    ``submission_rows: file_position`` (a published grader that applied the answers' mask by pandas
-    index label), those at a file position where the answers file holds a scored row."""
-    if where.get("submission_rows") != "file_position" or file_rows is None:
+    """The submission rows ``where`` scores: those paired with a scored answer row, or where a
+    published grader applied the answers' mask by pandas index label, with ``submission_rows:
+    file_position`` the rows at a file position where the answers file holds a scored row, with
+    ``submission_rows: id`` the rows whose id names a scored answer row (each copy of a repeated id).
+    Then the kept rows pair by position, so their counts must agree (else the published grader fails)."""
+    where = competition.metric.where or {}
+    mode = where.get("submission_rows", "paired")
+    if mode == "paired":
         return keep
     in_file_order = _where(where, {where["column"]: as_numpy(answers[where["column"]])})
-    return in_file_order[file_rows]
+    if mode == "file_position" and checked.file_rows is not None:
+        return in_file_order[checked.file_rows]
+    if mode != "id":
+        raise ValueError(f"{competition.ref}: unknown where.submission_rows {mode!r}")
+    keys = keys_of(checked.columns, competition.id_columns)
+    kept = in_file_order[as_numpy(pc.index_in(keys, value_set=keys_of(dict(answers), competition.id_columns)))]
+    if int(kept.sum()) != int(keep.sum()):
+        raise InvalidSubmissionError(
+            f"{int(kept.sum())} submission row(s) name scored {'/'.join(competition.id_columns)} values for "
+            f"{int(keep.sum())} scored test row(s); the published grader pairs them by position and fails",
+            fix="write each id of the sample submission once",
+        )
+    return kept
 
 
 def _refuse_scored_nan(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
