@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from podium.competition import Competition
@@ -28,47 +30,80 @@ def make_answers(competition: Competition, rng: np.random.Generator, n: int) -> 
     return frame_from_records(["id", "class", "predicted", "image_width", "image_height"], rows)
 
 
-def _decode(cell: str, height: int, width: int) -> np.ndarray:
-    """One RLE cell as the published grader decodes it: 1-indexed (start, length) pairs painted on a
+class _Mask(NamedTuple):
+    """A 2-D mask kept sparse: its set pixels as sorted column-major flat indices, and its shape."""
+
+    pixels: np.ndarray
+    shape: tuple[int, int]
+
+
+class _Volume(NamedTuple):
+    """A case-day's slices stacked: each slice's pixels, and the (depth, height, width) shape."""
+
+    slices: list[np.ndarray]
+    shape: tuple[int, int, int]
+
+    def voxels(self) -> np.ndarray:
+        """(slice, row, column) of every set voxel, as ``np.argwhere`` gives them (up to order)."""
+        height = self.shape[1]
+        parts = [np.column_stack([np.full(p.size, k), p % height, p // height]) for k, p in enumerate(self.slices)]
+        return np.concatenate(parts) if parts else np.empty((0, 3), dtype=np.int64)
+
+
+def _decode(cell: str, height: int, width: int) -> _Mask:
+    """One RLE cell as the published grader decodes it: 1-indexed (start, length) pairs on a
     column-major mask of the given size; runs past the end are cut there; overlapping runs fail."""
-    mask = np.zeros(height * width, dtype=bool)
-    numbers = [int(token) for token in str(cell).split()]
-    for start, length in zip(numbers[0::2], numbers[1::2], strict=False):
-        if mask[start - 1 : start - 1 + length].any():
-            raise InvalidSubmissionError(f"overlapping runs in the RLE {shorten(str(cell))!r}")
-        mask[start - 1 : start - 1 + length] = True
-    return mask.reshape((width, height)).T
+    size = int(height) * int(width)
+    numbers = np.array(str(cell).split(), dtype=np.int64)
+    starts = np.clip(numbers[0::2][: numbers.size // 2] - 1, 0, size)
+    ends = np.clip(starts + numbers[1::2][: numbers.size // 2], 0, size)
+    runs = np.flatnonzero(ends > starts)
+    order = runs[np.argsort(starts[runs], kind="stable")]
+    if order.size > 1 and (starts[order][1:] < np.maximum.accumulate(ends[order])[:-1]).any():
+        raise InvalidSubmissionError(f"overlapping runs in the RLE {shorten(str(cell))!r}")
+    pixels = np.concatenate([np.arange(starts[i], ends[i]) for i in order]) if order.size else np.empty(0, np.int64)
+    return _Mask(pixels, (int(height), int(width)))
 
 
-def _volumes(masks: list[np.ndarray], ids: np.ndarray) -> list[np.ndarray]:
+def _volumes(masks: list[_Mask], ids: np.ndarray) -> list[_Volume]:
     """The published grouping: rows sorted by id (stable), the masks of one slice OR-ed, the slices
-    of each case-day stacked in that order; case-days in the order their first slice comes."""
-    slices: dict[str, list[np.ndarray]] = {}
+    of each case-day stacked in that order; case-days in the order their first slice comes. Masks
+    of one slice or case-day decoded with different sizes fail there (numpy cannot stack them)."""
+    slices: dict[str, list[_Mask]] = {}
     for mask, name in sorted(zip(masks, ids.tolist(), strict=False), key=lambda pair: pair[1]):
         slices.setdefault(name, []).append(mask)
-    days: dict[str, list[np.ndarray]] = {}
-    try:
-        for name, parts in slices.items():
-            days.setdefault(name.split("_slice_")[0], []).append(np.logical_or.reduce(parts))
-        return [np.stack(day) for day in days.values()]
-    except ValueError as exc:  # masks of one slice or case-day decoded with different image sizes
-        raise InvalidSubmissionError(
-            "masks of one slice or case-day have different sizes (each row is decoded with the image "
-            "size of the answer row at its position, as the published grader does)"
-        ) from exc
+    days: dict[str, list[_Mask]] = {}
+    for name, parts in slices.items():
+        if len({p.shape for p in parts}) > 1:
+            raise InvalidSubmissionError(_SIZES)
+        union = _Mask(np.unique(np.concatenate([p.pixels for p in parts])), parts[0].shape)
+        days.setdefault(name.split("_slice_")[0], []).append(union)
+    volumes = []
+    for day in days.values():
+        if len({m.shape for m in day}) > 1:
+            raise InvalidSubmissionError(_SIZES)
+        volumes.append(_Volume([m.pixels for m in day], (len(day), *day[0].shape)))
+    return volumes
 
 
-def _hausdorff(pred: np.ndarray, true: np.ndarray) -> float:
+_SIZES = (
+    "masks of one slice or case-day have different sizes (each row is decoded with the image size of "
+    "the answer row at its position, as the published grader does)"
+)
+
+
+def _hausdorff(pred: _Volume, true: _Volume) -> float:
     from scipy.spatial.distance import directed_hausdorff
 
-    n_pred, n_true = int(pred.sum()), int(true.sum())
+    n_pred, n_true = sum(p.size for p in pred.slices), sum(t.size for t in true.slices)
     if n_pred == 0 and n_true == 0:
         return float("nan")
-    if np.array_equal(pred, true):
+    if pred.shape == true.shape and all(np.array_equal(p, t) for p, t in zip(pred.slices, true.slices, strict=True)):
         return 0.0
     if n_pred == 0 or n_true == 0 or n_pred > 10 * n_true:
         return 1.0
-    a, b = (np.argwhere(m) / np.array(true.shape) for m in (true, pred))
+    scale = np.array(true.shape, dtype=np.float64)
+    a, b = true.voxels() / scale, pred.voxels() / scale
     return max(directed_hausdorff(a, b)[0], directed_hausdorff(b, a)[0]) / float(np.sqrt(3))
 
 
@@ -83,7 +118,8 @@ def published_score(answers: dict[str, np.ndarray], submission: dict[str, np.nda
     The i-th submission row is decoded with the i-th answer row's image size and scored against it
     (Dice, both empty skipped), as far as the shorter file goes; for Hausdorff, each file's masks are
     grouped into case-day volumes by that file's own ids and the volumes paired in order. Ids and
-    row counts are never compared.
+    row counts are never compared. Masks stay sparse (set pixels only), so memory follows the masks'
+    area, not the images'.
     """
     heights = np.asarray(answers["image_height"]).astype(np.int64)
     widths = np.asarray(answers["image_width"]).astype(np.int64)
@@ -92,8 +128,9 @@ def published_score(answers: dict[str, np.ndarray], submission: dict[str, np.nda
     true = [_decode(cell, h, w) for cell, h, w in zip(answers["predicted"], heights, widths, strict=True)]
     dice = []
     for p, t in zip(pred, true, strict=False):
-        total = int(p.sum()) + int(t.sum())
-        dice.append(2 * int(np.logical_and(p, t).sum()) / total if total else float("nan"))
+        total = p.pixels.size + t.pixels.size
+        both = np.intersect1d(p.pixels, t.pixels, assume_unique=True).size
+        dice.append(2 * both / total if total else float("nan"))
     pred_days = _volumes(pred, np.asarray(submission["id"], dtype=object)[:n])
     true_days = _volumes(true, np.asarray(answers["id"], dtype=object))
     distances = [_hausdorff(p, t) for p, t in zip(pred_days, true_days, strict=False)]
