@@ -539,3 +539,19 @@ def test_jigsaw_version_1_applies_the_keep_mask_by_id(row: int, source: int, val
     if valid:
         expected = _jigsaw_toxic(comp, _read(CompetitionPaths(tmp_path, comp.id).private / comp.answers), _read(path))
         assert report.score == round(expected, 5)
+
+
+@pytest.mark.parametrize(
+    ("section", "value"),
+    [
+        ({"matching": {"pairing": "bogus"}}, "matching.pairing"),
+        ({"matching": {"columns": "by_name"}}, "matching.columns"),
+    ],
+)
+def test_an_unknown_pairing_mode_is_refused_when_the_registry_loads(section: dict[str, object], value: str) -> None:
+    from podium.errors import RegistryError
+    from podium.registry import _build, _read_declaration
+
+    data = {**_read_declaration("nomad2018-predict-transparent-conductors"), **section}
+    with pytest.raises(RegistryError, match=value):
+        _build(data, 1)
