@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from podium.competition import Competition
+from podium.competition import Column, Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError, quote
 from podium.grading.align import align, align_published, keys_of
-from podium.grading.columns import Values, as_numpy, convert_column, numeric_columns, take
+from podium.grading.columns import Values, arrow, as_numpy, convert_column, numeric_columns, take
 from podium.grading.files import SubmissionFile
-from podium.grading.table import Frame, read_csv
+from podium.grading.published import NA_MARKERS
+from podium.grading.table import Frame, from_numpy, read_csv, strings, to_numpy
 
 __all__ = [
     "CheckedSubmission",
@@ -78,7 +81,7 @@ def convert_columns(
     out: dict[str, Values] = {}
     for name in needed:
         try:
-            out[name] = convert_column(lookup(name), frame.arrow(sources.get(name, name)), cell_caps=not answers)
+            out[name] = _convert(lookup(name), frame.arrow(sources.get(name, name)), cell_caps=not answers)
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
@@ -87,7 +90,33 @@ def convert_columns(
                 raise
             # parsed while reading: the check of the cells as written says what is wrong, so the
             # verdict and the message are those of the text check, however the file was read
-            out[name] = convert_column(lookup(name), text)
+            out[name] = _convert(lookup(name), text)
+    return out
+
+
+_MISSING_READ = {"nan": np.nan, "zero": 0.0, "unscored": np.nan}
+_NA = strings(sorted(NA_MARKERS))
+
+
+def _convert(column: Column, values: Any, *, cell_caps: bool = True) -> Values:
+    """:func:`convert_column`, except that with ``missing: nan`` (or ``zero``, ``unscored``) on a numeric
+    column a cell pandas reads as missing (empty, ``NA``, ``NaN``, ...) is accepted, as the published
+    grader accepts it, and reaches the metric as NaN (or 0, where the published grader fills it); every
+    other cell follows the kind's rules. ``unscored``: grading refuses a NaN that lands on a scored row."""
+    fill = _MISSING_READ.get(str(column.options.get("missing")))
+    if fill is None or column.kind not in ("float", "probability", "int"):
+        return convert_column(column, values, cell_caps=cell_caps)
+    raw = arrow(values)
+    if pa.types.is_floating(raw.type) or pa.types.is_integer(raw.type):  # parsed while reading: nulls, NaN
+        missing = to_numpy(pc.is_null(raw, nan_is_null=pa.types.is_floating(raw.type)))
+    else:
+        missing = to_numpy(pc.fill_null(pc.is_in(raw, value_set=_NA), True))
+    strict = Column(column.name, column.kind, {k: v for k, v in column.options.items() if k != "missing"})
+    if not missing.any():
+        return convert_column(strict, raw, cell_caps=cell_caps)
+    present = np.flatnonzero(~missing)
+    out = np.full(len(raw), fill)
+    out[present] = as_numpy(convert_column(strict, raw.take(from_numpy(present)), cell_caps=cell_caps))
     return out
 
 

@@ -192,8 +192,6 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None, c
     """
     kind, name = column.kind, column.name
     raw = arrow(values)
-    if column.options.get("missing") in ("nan", "zero", "unscored") and kind in _NUMERIC_KINDS:
-        return _with_missing(column, raw, keys)
     if pa.types.is_floating(raw.type) or pa.types.is_integer(raw.type):  # parsed while reading
         return _check_typed(column, raw, keys)
     if column.options.get("missing") == "invalid":
@@ -252,35 +250,6 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None, c
         rule = "has empty cells" if (empty == numbers.not_number).all() else "has values that are not numbers"
         _fail(numbers.not_number, f"column {name!r} {rule}", f"write a number in every row of {name!r}", raw, keys)
     return _check_numbers(column, numbers, raw, keys)
-
-
-_NUMERIC_KINDS = frozenset({"float", "probability", "int"})
-
-
-def _with_missing(column: Column, raw: pa.Array | pa.ChunkedArray, keys: Values | None) -> np.ndarray:
-    """``missing: nan`` or ``missing: zero``: a cell pandas reads as missing (empty, ``NA``, ``NaN``,
-    ...) is accepted, as the published grader accepts it, and reaches the metric as NaN (or 0, where
-    the published grader fills it); every other cell follows the kind's rules. ``missing: unscored``
-    reads it as NaN too, and grading refuses the file if a NaN lands on a scored row."""
-    if pa.types.is_floating(raw.type) or pa.types.is_integer(raw.type):
-        missing = ~_mask(pc.is_valid(raw)) if raw.null_count else np.zeros(len(raw), bool)
-        if pa.types.is_floating(raw.type):  # a "nan" cell, parsed as NaN while reading
-            missing |= np.isnan(to_numpy(raw, fill=np.nan))
-    else:
-        missing = _mask(pc.or_(pc.is_in(raw, value_set=_NA_MARKERS), pc.is_null(raw)))
-    if not missing.any():
-        return convert_column(_without_missing(column), raw, keys=keys)
-    present = np.flatnonzero(~missing)
-    taken = raw.take(from_numpy(present.astype(np.int64)))
-    kept_keys = None if keys is None else arrow(keys).take(from_numpy(present.astype(np.int64)))
-    values = np.asarray(convert_column(_without_missing(column), taken, keys=kept_keys), dtype=np.float64)
-    out = np.full(len(raw), 0.0 if column.options["missing"] == "zero" else np.nan)
-    out[present] = values
-    return out
-
-
-def _without_missing(column: Column) -> Column:
-    return Column(column.name, column.kind, {k: v for k, v in column.options.items() if k != "missing"})
 
 
 def _check_not_missing(column: Column, raw: pa.Array | pa.ChunkedArray, keys: Values | None) -> None:
