@@ -94,7 +94,7 @@ def test_row_order_does_not_matter(case: tuple[Competition, Fixture, Path]) -> N
     where = comp.metric.where or {}
     if (
         comp.matching.get("pairing") in ("position", "subset")
-        or (comp.matching.get("pairing") == "sorted" and comp.matching.get("duplicate_ids"))
+        or (comp.matching.get("pairing") in ("sorted", "sorted_index") and comp.matching.get("duplicate_ids"))
         or where.get("submission_rows") == "file_position"
     ):
         pytest.skip("this version pairs rows by position as the published grader does (test_published_pairing.py)")
@@ -131,7 +131,7 @@ def test_dropped_row_is_invalid(case: tuple[Competition, Fixture, Path]) -> None
     comp, fixture, data_dir = case
     _skip_subset(comp)
     report = _grade(comp, fixture.sample.take(np.arange(1, fixture.sample.n_rows)), data_dir, "dropped")
-    if comp.matching.get("duplicate_ids") or comp.matching.get("pairing") in ("sorted", "position"):
+    if comp.matching.get("duplicate_ids") or comp.matching.get("pairing") in ("sorted", "sorted_index", "position"):
         _assert_invalid(report)
     else:
         _assert_invalid(report, "missing")
@@ -156,7 +156,11 @@ def test_extra_id_is_invalid_or_ignored(case: tuple[Competition, Fixture, Path])
         else "no-such-id"
     )
     report = _grade(comp, _with(extra, **{first_id: ids}), data_dir, "extra")
-    if comp.matching.get("pairing") in ("sorted", "position"):  # one row more than the published grader pairs
+    if comp.matching.get("pairing") in (
+        "sorted",
+        "sorted_index",
+        "position",
+    ):  # one row more than the published grader pairs
         _assert_invalid(report, "needs exactly")
     elif comp.matching.get("extra_ids"):
         assert report.valid_submission, report.error

@@ -353,6 +353,13 @@ CASES = [
     Case("google-quest-challenge", "empty cell", _cell("question_body_critical", 3, ""), NAN, False),
     Case("jigsaw-toxic-comment-classification-challenge", "repeated id", _repeat("id", 5, 15), _jigsaw_toxic, False),
     Case(
+        "jigsaw-toxic-comment-classification-challenge",
+        "repeated id, still in order",
+        _repeat("id", 6, 5),
+        _jigsaw_toxic,
+        False,
+    ),  # sort_index leaves an ordered index as it is
+    Case(
         "jigsaw-unintended-bias-in-toxicity-classification",
         "empty prediction",
         _cell("prediction", 4, ""),

@@ -83,7 +83,7 @@ def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboar
 
 #: The values the grading settings that name a mode accept (docs/declaring.md, "Pairing as published").
 _CHOICES = {
-    ("matching", "pairing"): ("key", "sorted", "position", "subset"),
+    ("matching", "pairing"): ("key", "sorted", "sorted_index", "position", "subset"),
     ("matching", "columns"): ("name", "position"),
     ("where", "submission_rows"): ("paired", "file_position", "id"),
 }

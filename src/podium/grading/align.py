@@ -149,15 +149,18 @@ def align(
     )
 
 
-def pandas_sort_order(keys: Values) -> np.ndarray:
-    """The row order pandas' ``sort_values``/``sort_index`` gives one key column by default: numpy's
-    ``argsort`` with ``kind="quicksort"`` on the column's values, which is not stable, so rows that
-    share a key come out in the order that sort leaves them (the published graders pair them so)."""
+def pandas_sort_order(keys: Values, *, index: bool = False) -> np.ndarray:
+    """The row order pandas' ``sort_values`` gives one key column by default: numpy's ``argsort``
+    with ``kind="quicksort"`` on the column's values, which is not stable, so rows that share a key
+    come out in the order that sort leaves them (the published graders pair them so). ``index=True``:
+    ``sort_index``, which leaves keys already in order as they are."""
     array = arrow(keys)
     values = array.to_numpy(zero_copy_only=False) if array.null_count == 0 else to_numpy(array, fill="")
     if pa.types.is_string(array.type) and len(array) and pc.all(pc.match_substring_regex(array, _INTEGER)).as_py():
         with contextlib.suppress(pa.ArrowInvalid):  # pandas reads integers as int64 (beyond it: text)
             values = to_numpy(pc.cast(pc.utf8_trim_whitespace(array), pa.int64()))
+    if index and (len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))):
+        return np.arange(len(values), dtype=np.int64)
     return np.asarray(np.argsort(values, kind="quicksort"), dtype=np.int64)
 
 
@@ -184,7 +187,8 @@ def align_published(
     ``pairing="position"``: the i-th submission row is scored against the i-th answer row (with
     ``within=(part, parts)``, the i-th row of each group named by that part of the key, e.g. per
     trip); ``pairing="sorted"``: both sides sorted by key as pandas sorts by default, then paired by
-    position. The submission must have exactly as many rows as the answers (per group too).
+    position (``"sorted_index"``: as ``sort_index``, which leaves a file already in order as it is).
+    The submission must have exactly as many rows as the answers (per group too).
     ``pairing="subset"``: any number of rows, left in file order for the competition's ``pair_rows``
     hook, which selects and pairs the scored ones at grading. Keys are
     checked only as far as the flags forbid: ``extra_ids`` (keys not among the answers),
@@ -223,8 +227,11 @@ def align_published(
             examples=_first_keys(vocabulary.filter(from_numpy(got == 0))),
             fix=f"write a row for every {id_label} of the sample submission",
         )
-    if pairing == "sorted":
-        return Alignment(pandas_sort_order(answer_keys), pandas_sort_order(submission_keys), 0)
+    if pairing in ("sorted", "sorted_index"):
+        index = pairing == "sorted_index"
+        return Alignment(
+            pandas_sort_order(answer_keys, index=index), pandas_sort_order(submission_keys, index=index), 0
+        )
     if pairing != "position":
         raise ValueError(f"unknown pairing {pairing!r}")
     if within is None:
