@@ -493,6 +493,9 @@ def test_version_1_gives_the_published_verdict_and_score(
 
     corrected = grade(later, path, data_dir)
     assert corrected.valid_submission == case.corrected_valid, corrected.error
+    if later.version in published.same_data_versions:  # the grade carries both numbers, as report shows them
+        (beside,) = [s for s in report.other_versions if s["competition_version"] == later.version]
+        assert (beside["valid_submission"], beside["score"]) == (corrected.valid_submission, corrected.score)
     if case.corrected_valid and case.edit is not _extra_column and case.name != "two spaces":
         perfect = grade(later, write_csv(_noisy_or_perfect(case, later, fixture), tmp_path / "ref.csv"), data_dir)
         assert corrected.score == perfect.score  # the corrected pairing ignores the order
