@@ -91,6 +91,13 @@ def test_row_order_does_not_matter(case: tuple[Competition, Fixture, Path]) -> N
     lose the best score (the sample submission's rows are all alike and cannot show that). Where a
     key may repeat, rows sharing a key pair up in file order, so those keep their relative order."""
     comp, fixture, data_dir = case
+    where = comp.metric.where or {}
+    if (
+        comp.matching.get("pairing") in ("position", "subset")
+        or (comp.matching.get("pairing") in ("sorted", "sorted_index") and comp.matching.get("duplicate_ids"))
+        or where.get("submission_rows") == "file_position"
+    ):
+        pytest.skip("this version pairs rows by position as the published grader does (test_published_pairing.py)")
     reference = _grade(comp, fixture.perfect, data_dir, "perfect_again")
     order = np.random.default_rng(1).permutation(fixture.perfect.n_rows)
     if fixture.perfect.n_rows > 1 and (order == np.arange(order.size)).all():
@@ -115,10 +122,16 @@ def _assert_invalid(report: GradeReport, *words: str) -> None:
         assert word in report.error, report.error
 
 
+def _skip_subset(comp: Competition) -> None:
+    if comp.matching.get("pairing") == "subset":
+        pytest.skip("this version scores the rows the file holds, as published (test_published_pairing.py)")
+
+
 def test_dropped_row_is_invalid(case: tuple[Competition, Fixture, Path]) -> None:
     comp, fixture, data_dir = case
+    _skip_subset(comp)
     report = _grade(comp, fixture.sample.take(np.arange(1, fixture.sample.n_rows)), data_dir, "dropped")
-    if comp.matching.get("duplicate_ids"):
+    if comp.matching.get("duplicate_ids") or comp.matching.get("pairing") in ("sorted", "sorted_index", "position"):
         _assert_invalid(report)
     else:
         _assert_invalid(report, "missing")
@@ -126,6 +139,7 @@ def test_dropped_row_is_invalid(case: tuple[Competition, Fixture, Path]) -> None
 
 def test_duplicated_id_is_invalid(case: tuple[Competition, Fixture, Path]) -> None:
     comp, fixture, data_dir = case
+    _skip_subset(comp)
     order = np.concatenate([np.arange(fixture.sample.n_rows), [0]])
     _assert_invalid(_grade(comp, fixture.sample.take(order), data_dir, "duplicated"))
 
@@ -142,7 +156,13 @@ def test_extra_id_is_invalid_or_ignored(case: tuple[Competition, Fixture, Path])
         else "no-such-id"
     )
     report = _grade(comp, _with(extra, **{first_id: ids}), data_dir, "extra")
-    if comp.matching.get("extra_ids"):
+    if comp.matching.get("pairing") in (
+        "sorted",
+        "sorted_index",
+        "position",
+    ):  # one row more than the published grader pairs
+        _assert_invalid(report, "needs exactly")
+    elif comp.matching.get("extra_ids"):
         assert report.valid_submission, report.error
     else:
         _assert_invalid(report, "not in the test set")
@@ -167,7 +187,10 @@ def test_nan_and_text_in_numeric_column_are_invalid(case: tuple[Competition, Fix
     target = _numeric_target(comp)
     if target is None:
         pytest.skip("no numeric prediction column")
-    for bad, word in (("nan", "NaN"), ("not-a-number", "not numbers")):
+    cases = [("nan", "NaN"), ("not-a-number", "not numbers")]
+    if comp.column(target).options.get("missing") in ("nan", "zero", "unscored"):
+        cases = cases[1:]  # a missing cell is accepted, as the published grader accepts it
+    for bad, word in cases:
         values = fixture.sample[target].copy()
         values[2] = bad
         _assert_invalid(_grade(comp, _with(fixture.sample, **{target: values}), data_dir, f"bad_{word}"), target, word)

@@ -101,6 +101,25 @@ def test_valid_submission_passes_and_no_score_is_ever_returned(
     assert [c["verdict"] for c in server.calls] == ["valid", "valid"]  # /health is not a validation call
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_endpoint_checks_by_the_version_the_run_grades(version: int, short_dir: Path, tmp_path: Path) -> None:
+    """google-quest@1 accepts a repeated qa_id as the published grader does; @2 refuses it: the agent of
+    a run at either version hears what its grade will say (issue 19)."""
+    comp = registry.get(f"google-quest-challenge@{version}")
+    fixture = make_fixture(comp)
+    sample = write_prepared(comp, fixture, tmp_path / "data") / comp.sample_submission
+    ids = np.array(fixture.perfect["qa_id"], dtype=object)
+    ids[5] = ids[15]
+    repeated = write_csv(
+        type(fixture.perfect)({**fixture.perfect.columns, "qa_id": ids}, fixture.perfect.n_rows),
+        tmp_path / "submission.csv",
+    )
+    with ValidationServer(comp, sample, short_dir / "v.sock", tmp_path / "calls.jsonl") as server:
+        status, payload = _request(server.socket_path, "POST", "/validate", repeated.read_bytes())
+    assert status == 200
+    assert payload["valid"] is (version == 1), payload
+
+
 def test_missing_rows_are_invalid_and_named(prepared: Prepared, short_dir: Path, tmp_path: Path) -> None:
     comp, fixture, _ = prepared
     n = fixture.perfect.n_rows

@@ -54,7 +54,10 @@ PUBLISHED_VERSION = 1
 #: What a competition's own Python may define, and in which file. ``hooks.py``: ``load_answers(path)``
 #: and ``write_answers(frame, path)`` for answers that are not a CSV table; ``make_answers``,
 #: ``perfect_submission`` and ``sample_submission`` for fixtures whose answers differ in shape from
-#: submissions. ``prepare.py``: ``prepare(raw, public, private, version=)``, ``make_raw(raw, rng)``
+#: submissions; ``pair_rows(answers, submission)`` (columns in file order) -> (answer rows, submission
+#: rows) for a version whose published grader selects and pairs the scored rows its own way
+#: (``matching.pairing: subset``), or ``published_score(answers, submission)`` where its computation
+#: is itself idiosyncratic. ``prepare.py``: ``prepare(raw, public, private, version=)``, ``make_raw(raw, rng)``
 #: (a tiny raw folder in the Kaggle layout, for tests) and ``fetch_raw(folder)`` (data that a package
 #: ships: no download).
 HOOKS = {
@@ -63,6 +66,8 @@ HOOKS = {
     "make_answers": "hooks",
     "perfect_submission": "hooks",
     "sample_submission": "hooks",
+    "pair_rows": "hooks",
+    "published_score": "hooks",
     "prepare": "prepare",
     "make_raw": "prepare",
     "fetch_raw": "prepare",

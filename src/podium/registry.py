@@ -81,6 +81,24 @@ def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboar
     return board
 
 
+#: The values the grading settings that name a mode accept (docs/declaring.md, "Pairing as published").
+_CHOICES = {
+    ("matching", "pairing"): ("key", "sorted", "sorted_index", "position", "subset"),
+    ("matching", "columns"): ("name", "position"),
+    ("where", "submission_rows"): ("paired", "file_position", "id"),
+}
+
+
+def _check_choices(merged: Mapping[str, Any], where: str, version: int) -> None:
+    sections = {"matching": merged.get("matching") or {}, "where": merged["metric"].get("where") or {}}
+    for (section, key), allowed in _CHOICES.items():
+        value = sections[section].get(key, allowed[0])
+        if value not in allowed:
+            raise RegistryError(
+                f"{where}: version {version}: {section}.{key} must be one of {', '.join(allowed)}, got {value!r}"
+            )
+
+
 def _build(data: Mapping[str, Any], version: int | None) -> Competition:
     cid = data["id"]
     where = f"competitions/{cid}/competition.yaml"
@@ -116,6 +134,7 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
     )
     if METRICS[metric.name].higher_is_better != metric.higher_is_better:
         raise RegistryError(f"{where}: higher_is_better contradicts the metric table for {metric.name}")
+    _check_choices(merged, where, chosen)
     columns = _columns(merged["columns"], where) + _class_columns(merged.get("class_columns"), where)
     id_columns = tuple(merged["id_columns"])
     names = [c.name for c in columns]

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from podium.competition import Competition
+from podium.competition import Column, Competition
 from podium.errors import BrokenAnswersError, InvalidSubmissionError, quote
-from podium.grading.align import align, keys_of
-from podium.grading.columns import Values, as_numpy, convert_column, numeric_columns, take
+from podium.grading.align import align, align_published, keys_of
+from podium.grading.columns import Values, arrow, as_numpy, convert_column, numeric_columns, take
 from podium.grading.files import SubmissionFile
-from podium.grading.table import Frame, read_csv
+from podium.grading.published import NA_MARKERS
+from podium.grading.table import Frame, from_numpy, read_csv, strings, to_numpy
 
 __all__ = [
     "CheckedSubmission",
@@ -54,8 +57,14 @@ def check_columns(competition: Competition, frame: Frame) -> list[str]:
     return [f"ignored extra column(s): {_names(extra)}"] if extra else []
 
 
-def convert_columns(competition: Competition, frame: Frame, *, answers: bool) -> dict[str, Values]:
-    """Convert the columns the grader needs, by kind; answers that fail are a harness error."""
+def convert_columns(
+    competition: Competition, frame: Frame, *, answers: bool, sources: Mapping[str, str] | None = None
+) -> dict[str, Values]:
+    """Convert the columns the grader needs, by kind; answers that fail are a harness error.
+
+    ``sources`` reads a declared column from another column of the file (columns paired by position).
+    """
+    sources = sources or {}
     if answers:
         needed = [a for _, a in competition.targets] + list(competition.id_columns)
         needed += [c.name for c in competition.answer_columns]
@@ -66,22 +75,48 @@ def convert_columns(competition: Competition, frame: Frame, *, answers: bool) ->
         needed = list(competition.column_names)
         lookup = competition.column
     needed = list(dict.fromkeys(needed))
-    missing = [n for n in needed if n not in frame.names]
+    missing = [n for n in needed if sources.get(n, n) not in frame.names]
     if answers and missing:
         raise BrokenAnswersError(f"{competition.id} answers lack column(s) {missing}")
     out: dict[str, Values] = {}
     for name in needed:
         try:
-            out[name] = convert_column(lookup(name), frame.arrow(name), cell_caps=not answers)
+            out[name] = _convert(lookup(name), frame.arrow(sources.get(name, name)), cell_caps=not answers)
         except InvalidSubmissionError as exc:
             if answers:
                 raise BrokenAnswersError(f"{competition.id} answers: {exc}") from exc
-            text = frame.text(name)
+            text = frame.text(sources.get(name, name))
             if text is None:
                 raise
             # parsed while reading: the check of the cells as written says what is wrong, so the
             # verdict and the message are those of the text check, however the file was read
-            out[name] = convert_column(lookup(name), text)
+            out[name] = _convert(lookup(name), text)
+    return out
+
+
+_MISSING_READ = {"nan": np.nan, "zero": 0.0, "unscored": np.nan}
+_NA = strings(sorted(NA_MARKERS))
+
+
+def _convert(column: Column, values: Any, *, cell_caps: bool = True) -> Values:
+    """:func:`convert_column`, except that with ``missing: nan`` (or ``zero``, ``unscored``) on a numeric
+    column a cell pandas reads as missing (empty, ``NA``, ``NaN``, ...) is accepted, as the published
+    grader accepts it, and reaches the metric as NaN (or 0, where the published grader fills it); every
+    other cell follows the kind's rules. ``unscored``: grading refuses a NaN that lands on a scored row."""
+    fill = _MISSING_READ.get(str(column.options.get("missing")))
+    if fill is None or column.kind not in ("float", "probability", "int"):
+        return convert_column(column, values, cell_caps=cell_caps)
+    raw = arrow(values)
+    if pa.types.is_floating(raw.type) or pa.types.is_integer(raw.type):  # parsed while reading: nulls, NaN
+        missing = to_numpy(pc.is_null(raw, nan_is_null=pa.types.is_floating(raw.type)))
+    else:
+        missing = to_numpy(pc.fill_null(pc.is_in(raw, value_set=_NA), True))
+    strict = Column(column.name, column.kind, {k: v for k, v in column.options.items() if k != "missing"})
+    if not missing.any():
+        return convert_column(strict, raw, cell_caps=cell_caps)
+    present = np.flatnonzero(~missing)
+    out = np.full(len(raw), fill)
+    out[present] = as_numpy(convert_column(strict, raw.take(from_numpy(present)), cell_caps=cell_caps))
     return out
 
 
@@ -99,21 +134,51 @@ def check_submission(competition: Competition, frame: Frame, expected_keys: Valu
     """The one submission check, shared by validation (keys of the sample submission) and grading
     (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
     warnings = check_columns(competition, frame)
-    submission = convert_columns(competition, frame, answers=False)
     matching = competition.matching
+    sources = _columns_by_position(competition, frame) if matching.get("columns") == "position" else None
+    submission = convert_columns(competition, frame, answers=False, sources=sources)
     id_label = "/".join(competition.id_columns)
-    alignment = align(
-        expected_keys,
-        keys_of(submission, competition.id_columns),
-        duplicate_ids=bool(matching.get("duplicate_ids")),
-        extra_ids=bool(matching.get("extra_ids")),
-        id_label=id_label,
-    )
+    keys = keys_of(submission, competition.id_columns)
+    pairing = matching.get("pairing", "key")
+    if pairing == "key":
+        alignment = align(
+            expected_keys,
+            keys,
+            duplicate_ids=bool(matching.get("duplicate_ids")),
+            extra_ids=bool(matching.get("extra_ids")),
+            id_label=id_label,
+        )
+    else:
+        within = matching.get("within")
+        alignment = align_published(
+            expected_keys,
+            keys,
+            pairing=pairing,
+            within=None if within is None else (competition.id_columns.index(within), len(competition.id_columns)),
+            duplicate_ids=bool(matching.get("duplicate_ids")),
+            extra_ids=bool(matching.get("extra_ids")),
+            missing_ids=bool(matching.get("missing_ids")),
+            id_label=id_label,
+        )
     if alignment.ignored_extra_rows:
         warnings.append(f"ignored {alignment.ignored_extra_rows} row(s) whose {id_label} is not scored")
     aligned = {k: take(v, alignment.submission_order) for k, v in submission.items()}
     _check_row_sums(competition, aligned, alignment.submission_order)
     return CheckedSubmission(aligned, alignment.answer_order, warnings, alignment.submission_order)
+
+
+def _columns_by_position(competition: Competition, frame: Frame) -> dict[str, str]:
+    """``matching.columns: position``: the file's non-id columns, in file order, stand for the declared
+    non-id columns in declared order (the published grader scores ``to_numpy()`` column by column)."""
+    declared = [c for c in competition.column_names if c not in competition.id_columns]
+    written = [c for c in frame.names if c not in competition.id_columns]
+    if len(written) != len(declared):
+        raise InvalidSubmissionError(
+            f"the submission has {len(written)} prediction column(s); the published grader pairs them by "
+            f"position with the {len(declared)} class columns and needs exactly that many",
+            fix=f"write exactly the columns {','.join(competition.column_names)}",
+        )
+    return dict(zip(declared, written, strict=True))
 
 
 def expected_keys(competition: Competition, frame: Frame, *, answers: bool) -> Values:

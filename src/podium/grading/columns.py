@@ -221,6 +221,14 @@ def convert_column(column: Column, values: Any, *, keys: Values | None = None, c
                 raw,
                 keys,
             )
+        if column.options.get("separator") == "single_space":
+            _fail(
+                _mask(pc.and_(pc.not_equal(text, ""), pc.match_substring_regex(raw, r"^\s|\s$|\s\s|[^\S ]"))),
+                f"column {name!r} must separate its items by single spaces, as the published grader splits them",
+                "join the items with one space each, with no space before the first or after the last",
+                raw,
+                keys,
+            )
         if kind == "rle":
             bad = ~_mask(pc.match_substring_regex(text, _RLE))
             empty_tokens = list(column.options.get("empty_tokens", ()))

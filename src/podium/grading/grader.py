@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from podium import registry
 from podium.competition import Competition
 from podium.errors import BrokenAnswersError, DataNotFoundError, HarnessError, InvalidSubmissionError
 from podium.grading.align import keys_of
-from podium.grading.check import check_submission, convert_columns, read_submission
+from podium.grading.check import CheckedSubmission, check_submission, convert_columns, read_submission
 from podium.grading.columns import as_numpy, numeric_columns, take
 from podium.grading.files import NoSubmissionError, SubmissionFile, display_path, open_user_file, size_cap
 from podium.grading.table import Frame, read_csv
@@ -107,6 +108,10 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     converted = convert_columns(competition, answers_frame, answers=True)
     checked = check_submission(competition, submission_frame, keys_of(converted, competition.id_columns))
     spec = competition.metric
+    published = competition.hook("published_score") if competition.matching.get("pairing") == "subset" else None
+    if published is not None:  # version 1 of a grader whose whole computation is its own (hooks.py)
+        columns = {k: as_numpy(v) for k, v in checked.columns.items()}
+        return float(published({k: as_numpy(v) for k, v in converted.items()}, columns)), checked.warnings
     used_answers = {a for _, a in competition.targets} | _input_columns(spec.inputs, "answers")
     used_submission = {s for s, _ in competition.targets} | _input_columns(spec.inputs, "submission")
     if spec.where:
@@ -117,10 +122,19 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
     submission = {k: as_numpy(checked.columns[k]) for k in used_submission - {FILE_ROW}}
     if FILE_ROW in used_submission and checked.file_rows is not None:
         submission[FILE_ROW] = checked.file_rows
-    if spec.where:
+    pair_rows = competition.hook("pair_rows") if competition.matching.get("pairing") == "subset" else None
+    if pair_rows is not None:  # the competition's published selection and pairing of the scored rows
+        answer_rows, submission_rows = pair_rows(
+            {k: as_numpy(v) for k, v in converted.items()}, {k: as_numpy(v) for k, v in checked.columns.items()}
+        )
+        answers = {k: as_numpy(converted[k])[answer_rows] for k in used_answers}
+        submission = {k: v[submission_rows] for k, v in submission.items()}
+    elif spec.where:
         keep = _where(spec.where, answers)
         answers = {k: v[keep] for k, v in answers.items()}
-        submission = {k: v[keep] for k, v in submission.items()}
+        kept = _submission_keep(competition, keep, converted, checked)
+        submission = {k: v[kept] for k, v in submission.items()}
+    _refuse_scored_nan(competition, submission)
     y_true = _stack(answers, [a for _, a in competition.targets])
     y_pred = _stack(submission, [s for s, _ in competition.targets])
     inputs = {k: _input(v, answers, submission) for k, v in spec.inputs.items()}
@@ -140,6 +154,48 @@ def score_frames(competition: Competition, answers_frame: Frame, submission_fram
         if collecting:
             gc.enable()
     return float(value), checked.warnings
+
+
+def _submission_keep(
+    competition: Competition, keep: np.ndarray, answers: Mapping[str, Any], checked: CheckedSubmission
+) -> np.ndarray:
+    """The submission rows ``where`` scores: those paired with a scored answer row, or where a
+    published grader applied the answers' mask by pandas index label, with ``submission_rows:
+    file_position`` the rows at a file position where the answers file holds a scored row, with
+    ``submission_rows: id`` the rows whose id names a scored answer row (each copy of a repeated id).
+    Then the kept rows pair by position, so their counts must agree (else the published grader fails)."""
+    where = competition.metric.where or {}
+    mode = where.get("submission_rows", "paired")
+    if mode == "paired":
+        return keep
+    in_file_order = _where(where, {where["column"]: as_numpy(answers[where["column"]])})
+    if mode == "file_position" and checked.file_rows is not None:
+        return in_file_order[checked.file_rows]
+    if mode != "id":
+        raise ValueError(f"{competition.ref}: unknown where.submission_rows {mode!r}")
+    keys = keys_of(checked.columns, competition.id_columns)
+    kept = in_file_order[as_numpy(pc.index_in(keys, value_set=keys_of(dict(answers), competition.id_columns)))]
+    if int(kept.sum()) != int(keep.sum()):
+        raise InvalidSubmissionError(
+            f"{int(kept.sum())} submission row(s) name scored {'/'.join(competition.id_columns)} values for "
+            f"{int(keep.sum())} scored test row(s); the published grader pairs them by position and fails",
+            fix="write each id of the sample submission once",
+        )
+    return kept
+
+
+def _refuse_scored_nan(competition: Competition, submission: Mapping[str, np.ndarray]) -> None:
+    """``missing: unscored``: an empty cell passes only where the row is not scored (the published
+    grader drops those rows, then its metric refuses NaN)."""
+    for name, _ in competition.targets:
+        if competition.column(name).options.get("missing") != "unscored":
+            continue
+        values = np.asarray(submission[name], dtype=np.float64)
+        if np.isnan(values).any():
+            raise InvalidSubmissionError(
+                f"column {name!r} has {int(np.isnan(values).sum())} empty cell(s) on scored rows",
+                fix=f"write a number in every row of {name!r}",
+            )
 
 
 def _input_columns(inputs: Mapping[str, Any], side: str) -> set[str]:

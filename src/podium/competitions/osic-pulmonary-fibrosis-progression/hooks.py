@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from podium.competition import Competition
+from podium.errors import InvalidSubmissionError
+from podium.grading.align import pandas_sort_order
 from podium.grading.table import Frame, read_csv, write_csv
 
 
@@ -49,3 +51,36 @@ def perfect_submission(competition: Competition, answers: Frame) -> Frame:
     return Frame(
         {"Patient_Week": answers["Patient_Week"], "FVC": answers["FVC"], "Confidence": confidence}, answers.n_rows
     )
+
+
+def pair_rows(answers: dict[str, np.ndarray], submission: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Version 1: the rows the published grader scores, and how it pairs them.
+
+    The scored answer rows are each patient's last 3 visits (rows with an FVC, sorted by week with
+    pandas' default sort). The submission keeps its rows whose Patient_Week is scored (every copy
+    of a repeated one), the answers keep the scored rows the submission names; both are sorted by
+    Patient_Week and paired by position. A dropped row is simply not scored; counts that differ
+    (a scored Patient_Week written twice) fail there, so the file is invalid.
+    """
+    visited = np.flatnonzero(np.asarray(answers["has_fvc"]).astype(np.int64) == 1)
+    by_week = visited[pandas_sort_order(np.asarray(answers["Weeks"], dtype=np.int64)[visited])]
+    patients = np.asarray(answers["Patient"], dtype=object)[by_week]
+    seen: dict[object, int] = {}
+    last_three = np.zeros(by_week.size, bool)
+    for i in range(by_week.size - 1, -1, -1):  # groupby(Patient).tail(3): each patient's last 3 in this order
+        seen[patients[i]] = seen.get(patients[i], 0) + 1
+        last_three[i] = seen[patients[i]] <= 3
+    scored = by_week[last_three]
+    answer_ids = np.asarray(answers["Patient_Week"], dtype=object)
+    submission_ids = np.asarray(submission["Patient_Week"], dtype=object)
+    submission_rows = np.flatnonzero(np.isin(submission_ids, answer_ids[scored]))
+    submission_rows = submission_rows[pandas_sort_order(submission_ids[submission_rows])]
+    answer_rows = scored[pandas_sort_order(answer_ids[scored])]
+    answer_rows = answer_rows[np.isin(answer_ids[answer_rows], submission_ids[submission_rows])]
+    if answer_rows.size != submission_rows.size:
+        raise InvalidSubmissionError(
+            f"{submission_rows.size} submission row(s) name scored Patient_Week values, which match "
+            f"{answer_rows.size} test row(s); the published grader pairs them by position and fails",
+            fix="write each Patient_Week once",
+        )
+    return answer_rows, submission_rows
