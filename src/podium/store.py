@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
@@ -197,6 +198,9 @@ class RunStore:
         path.parent.mkdir(exist_ok=True)
         for _ in range(10):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            with contextlib.suppress(OSError):  # the host, for podiums elsewhere that share the folder
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"host={socket.gethostname()}\n".encode(), 0)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:  # a filesystem without locks: liveness falls back to /proc (podium.owner.alive)
@@ -210,7 +214,8 @@ class RunStore:
 
     def _owner_alive(self, token: str) -> bool:
         """Whether the podium process named by ``token`` still runs: it holds its lock (any host sharing the
-        folder), or, where it has no lock file, it is alive on this host."""
+        folder), or, where it has no lock file, it is alive on this host. On a filesystem without locks, a
+        lock file that names another host keeps its runs: this host cannot see that host's processes."""
         if token == owner.own_token():
             return True
         try:
@@ -221,8 +226,8 @@ class RunStore:
             return True  # cannot tell: keep it
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            return error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or owner.alive(token)
+        except OSError as error:  # held, or a filesystem without locks: then only this host's pids can tell
+            return error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or owner.alive(token) or _elsewhere(fd)
         else:
             return False
         finally:
@@ -366,6 +371,16 @@ def _read_record(path: Path, group: str, competition_id: str, seed: int) -> RunR
 
 def _is_group(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and not path.name.startswith(".")
+
+
+def _elsewhere(fd: int) -> bool:
+    """Whether an owner lock names another host than this one (whose processes this host cannot see)."""
+    try:
+        text = os.pread(fd, 512, 0).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    host = next((line[5:].strip() for line in text.splitlines() if line.startswith("host=")), "")
+    return bool(host) and host != socket.gethostname()
 
 
 def _legacy_owner_dead(name: str) -> bool:
