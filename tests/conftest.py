@@ -138,5 +138,11 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The local-model tests run last: in CI their model server is still compiling in the background
-    (scripts/local_model.sh) while the rest of the suite runs."""
-    items.sort(key=lambda item: item.get_closest_marker("local_model") is not None)
+    (scripts/local_model.sh) while the rest of the suite runs. The Ray cluster's tests run just before
+    them (a few minutes of their own, with Ray's processes beside the suite's)."""
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("local_model") is not None,
+            item.get_closest_marker("cluster") is not None,
+        )
+    )
