@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
+
+from podium.serve import RunsIndex, create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPETITIONS = "practice-wine,practice-breast-cancer"
@@ -99,20 +102,21 @@ def _per_run_table(runs: Path, group: str = "default") -> str:
     return text[text.index("## Per run") :]
 
 
-def _slow_agent(tmp_path: Path) -> Path:
+def _slow_agent(tmp_path: Path, seconds: int = 6) -> Path:
     folder = tmp_path / "slow-agent"
     folder.mkdir()
-    (folder / "agent.yaml").write_text(SLOW_AGENT)
+    (folder / "agent.yaml").write_text(SLOW_AGENT.replace("sleep 6", f"sleep {seconds}"))
     return folder
 
 
-@pytest.mark.parametrize("agent", ["dummy", "baseline"])
-def test_same_records_and_report_as_local(cluster, data_dir: Path, tmp_path: Path, agent: str) -> None:
+@pytest.mark.parametrize(("agent", "seeds"), [("dummy", 2), ("baseline", 1)])
+def test_same_records_and_report_as_local(cluster, data_dir: Path, tmp_path: Path, agent: str, seeds: int) -> None:
     local, remote = tmp_path / "local", tmp_path / "cluster"
-    _run(None, "--agent", agent, "--seeds", "2", "--workers", "2", runs=local, data=data_dir)
-    out = _run(cluster, "--agent", agent, "--seeds", "2", runs=remote, data=data_dir)
-    assert "running 4" in out
-    assert _rows(remote) == _rows(local) and len(_rows(remote)) == 4
+    _run(None, "--agent", agent, "--seeds", str(seeds), "--workers", "2", runs=local, data=data_dir)
+    out = _run(cluster, "--agent", agent, "--seeds", str(seeds), runs=remote, data=data_dir)
+    runs = 2 * seeds
+    assert f"running {runs}" in out
+    assert _rows(remote) == _rows(local) and len(_rows(remote)) == runs
     assert _per_run_table(remote) == _per_run_table(local)
     records = _records(remote)
     workers = {f"{node.node_id[:8]}" for node in cluster.workers.values()}
@@ -127,9 +131,8 @@ def test_same_records_and_report_as_local(cluster, data_dir: Path, tmp_path: Pat
             assert record[key] == here[key], key
         assert "node" not in here and "cluster" not in here  # a local record is as it always was
     # the same command again: everything is done, nothing runs twice
-    assert "4 of 4 run(s) already finished; running 0" in _run(
-        cluster, "--agent", agent, "--seeds", "2", runs=remote, data=data_dir
-    )
+    again = _run(cluster, "--agent", agent, "--seeds", str(seeds), runs=remote, data=data_dir)
+    assert f"{runs} of {runs} run(s) already finished; running 0" in again
 
 
 def test_gpu_runs_land_on_the_node_that_declares_gpus(cluster, data_dir: Path, tmp_path: Path) -> None:
@@ -189,6 +192,8 @@ def test_a_node_removed_mid_batch_is_retried_once_elsewhere(cluster, data_dir: P
         return any(doomed.node_id[:8] in p.read_text() for p in runs.glob("default/*/.*.tmp-*/node.txt"))
 
     _wait_for(on_doomed)
+    live = {r.node for r in RunsIndex(runs).live()}  # what `podium serve` lists: the node of each run going
+    assert any(node and node.endswith(doomed.node_id[:8]) for node in live), live
     cluster.remove_node(doomed)
     out, _ = driver.communicate(timeout=300)
     assert driver.returncode == 0, out
@@ -200,3 +205,32 @@ def test_a_node_removed_mid_batch_is_retried_once_elsewhere(cluster, data_dir: P
         first, again = record["cluster"]["attempts"]
         assert first.endswith(doomed.node_id[:8]) and record["node"] == again != first
         assert record["status"] == "finished" and record["grade"]["valid_submission"]
+    with TestClient(create_app(runs)) as client:  # the run's page names its node and the retry
+        record = retried[0]
+        page = client.get(f"/run/default/{record['competition_id']}/{record['seed']}").text
+        assert f"{record['node']} (retried; took it: {first}, {again})" in page
+
+
+def _sleeping(seconds: int) -> list[int]:
+    """The pids of `sleep SECONDS` processes on this machine (the slow agent's, on any node)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", str(seconds).encode()]:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ctrl_c_cancels_the_runs_and_leaves_no_process_on_any_node(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs, agent = tmp_path / "runs", _slow_agent(tmp_path, seconds=97)
+    driver = _podium(cluster, "--agent", str(agent), "--seeds", "2", runs=runs, data=data_dir)
+    _wait_for(lambda: len(_sleeping(97)) >= 2)  # agents are running on the nodes
+    driver.send_signal(signal.SIGINT)
+    out, _ = driver.communicate(timeout=120)
+    assert driver.returncode == 130, out
+    assert "cancelling" in out
+    _wait_for(lambda: not _sleeping(97), timeout=30)
+    assert not list(runs.glob("default/*/.*.tmp-*")) and not _records(runs)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
+import logging
 import sys
 import time
 from typing import Any
@@ -72,7 +74,7 @@ def connect(address: str) -> Any:
         ) from None
     if not ray.is_initialized():
         try:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False, configure_logging=False)
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise UsageError(
                 f"no Ray cluster answers at {address!r} ({str(error).splitlines()[0][:200]}). Fix: start one "
@@ -145,10 +147,8 @@ def run_cluster_batch(
                 for ref in ready:
                     comp, seed, staging, record = going.pop(ref)
                     done += 1
-                    where = (config, comp, store, staging, record, cluster.address)
-                    settle(
-                        batch, plan, config, f"[{done}/{total}]", (comp, seed), lambda r=ref, w=where: _land(ray, r, *w)
-                    )
+                    landing = functools.partial(_land, ray, ref, config, comp, store, staging, record, cluster.address)
+                    settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), landing)
                 seen = _show_nodes(ray, ledger, seen, going)
             if stop.event.is_set():
                 _cancel(ray, going)
