@@ -15,7 +15,9 @@ A staging folder's name carries its owner's token (pid, start time and boot id; 
 :mod:`podium.owner`), and its owner holds an flock on ``.owners/<owner>.lock`` for as long as it
 runs. :meth:`RunStore.sweep` removes the staging folders whose owner no longer holds its lock (a
 process killed with SIGKILL drops its locks at once, reaped or not), so a reused pid never keeps a
-dead run's folder, and a live podium's runs are never touched. :meth:`RunStore.reconcile` is the one
+dead run's folder, and a live podium's runs are never touched. The lock file names its host: on a
+shared folder whose filesystem has no working locks, another host's runs are kept (its pids mean
+nothing here). :meth:`RunStore.reconcile` is the one
 place that repairs the index: it adds a row for every final folder with a readable record and none,
 and drops every row whose record is gone, so after it the index lists exactly the finished runs.
 Killing podium at any instruction therefore loses no finished run and counts none twice.

@@ -145,7 +145,8 @@ def _on_this_node(config: RunConfig, shipment: Shipment, data: bytes | None, age
     cache = node_cache()
     if shipment.shared is not None:
         data_dir = shipment.shared
-        check_public(data_dir / shipment.competition_id / "prepared", shipment.checksums, shipment.competition_id)
+        prepared = data_dir / shipment.competition_id / "prepared"
+        check_public(prepared, shipment.checksums, shipment.competition_id, verified=cache / "verified")
     else:
         assert data is not None, "a shipment without a shared path comes with the data"
         data_dir = cache_public(data, cache / "data", shipment.competition_id, shipment.digest, shipment.checksums)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from podium.data.checksums import compare, digest_tree
 from podium.errors import HarnessError
+from podium.paths import write_atomic
 
 __all__ = ["check_public", "pack", "public_checksums", "public_digest", "unpack"]
 
@@ -35,14 +36,42 @@ def public_digest(checksums: Mapping[str, str]) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def check_public(prepared: Path, expected: Mapping[str, str], where: str) -> None:
-    """Raise :class:`HarnessError` unless ``prepared/public`` matches the recorded checksums."""
-    if not (prepared / "public").is_dir():
-        raise HarnessError(f"{where}: no prepared public folder at {prepared / 'public'}")
+def check_public(prepared: Path, expected: Mapping[str, str], where: str, verified: Path | None = None) -> None:
+    """Raise :class:`HarnessError` unless ``prepared/public`` matches the recorded checksums.
+
+    With ``verified`` (a folder of the node's), a successful check is remembered under the checksums'
+    digest with the folder's listing (names, sizes, modification times): while the listing is the
+    same, the files are not hashed again, so a node reads a large shared folder once, not per run.
+    """
+    public = prepared / "public"
+    if not public.is_dir():
+        raise HarnessError(f"{where}: no prepared public folder at {public}")
+    marker = (
+        verified / f"{public_digest(expected)}-{hashlib.sha256(str(public).encode()).hexdigest()[:16]}"
+        if verified
+        else None
+    )
+    listing = _listing(public)
+    with contextlib.suppress(OSError):
+        if marker is not None and marker.read_text(encoding="utf-8") == listing:
+            return
     actual = public_checksums(digest_tree(prepared, sides=("public",)))
     problems = compare(dict(expected), actual)
     if problems:
         raise HarnessError(f"{where}: public data differs from its recorded checksums: {'; '.join(problems[:5])}")
+    if marker is not None:
+        with contextlib.suppress(OSError):
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(marker, listing)
+
+
+def _listing(folder: Path) -> str:
+    """A digest of every entry's name, size and modification time under ``folder`` (cheap: no file is read)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        digest.update(f"{path.relative_to(folder)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def pack(folder: Path, skip: Sequence[Path] = (), hidden: bool = True) -> bytes:
