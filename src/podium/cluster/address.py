@@ -45,7 +45,7 @@ def parse_cluster(value: str, environ: dict[str, str] | None = None) -> str:
 
 def _host_port(text: str) -> bool:
     host, _, port = text.rpartition(":")
-    return bool(host) and port.isdigit() and 0 < int(port) < 65536
+    return bool(host) and "/" not in host and port.isdigit() and 0 < int(port) < 65536
 
 
 def parse_resource(value: str) -> tuple[str, float]:
