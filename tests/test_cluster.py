@@ -211,6 +211,11 @@ def test_a_node_removed_mid_batch_is_retried_once_elsewhere(cluster, data_dir: P
         assert f"{record['node']} (retried; took it: {first}, {again})" in page
 
 
+def _ctrl_c() -> None:
+    """SIGINT handled as a terminal gives it, even under a runner that started the tests in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _sleeping(seconds: int) -> list[int]:
     """The pids of `sleep SECONDS` processes on this machine (the slow agent's, on any node)."""
     found = []
@@ -226,7 +231,7 @@ def _sleeping(seconds: int) -> list[int]:
 
 def test_ctrl_c_cancels_the_runs_and_leaves_no_process_on_any_node(cluster, data_dir: Path, tmp_path: Path) -> None:
     runs, agent = tmp_path / "runs", _slow_agent(tmp_path, seconds=97)
-    driver = _podium(cluster, "--agent", str(agent), "--seeds", "2", runs=runs, data=data_dir)
+    driver = _podium(cluster, "--agent", str(agent), "--seeds", "2", runs=runs, data=data_dir, preexec_fn=_ctrl_c)
     _wait_for(lambda: len(_sleeping(97)) >= 2)  # agents are running on the nodes
     driver.send_signal(signal.SIGINT)
     out, _ = driver.communicate(timeout=120)

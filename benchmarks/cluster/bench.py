@@ -50,6 +50,11 @@ def timed(args: list[str], data: Path, runs: Path, cluster: str | None = None) -
     return time.perf_counter() - started
 
 
+def _ctrl_c_default() -> None:
+    """SIGINT as a terminal gives it, even when this script runs in the background (where it is ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def peak_rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -97,7 +102,9 @@ def main() -> None:
             rows.append((f"cluster, {n} worker node(s) x {k} CPUs", wall))
             print(rows[-1], flush=True)
             if n == 1 and options.queued:
-                driver = podium(["--seeds", str(options.queued)], data, work / "queued", cluster.address)
+                driver = podium(
+                    ["--seeds", str(options.queued)], data, work / "queued", cluster.address, preexec_fn=_ctrl_c_default
+                )
                 time.sleep(options.watch)
                 queued_rss = peak_rss(driver.pid)
                 driver.send_signal(signal.SIGINT)
