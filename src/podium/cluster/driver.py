@@ -44,6 +44,7 @@ from podium.store import RunStore
 
 __all__ = ["Ledger", "connect", "run_cluster_batch"]
 
+_HEAD = "node:__internal_head__"  # the resource Ray gives the head node alone
 CANCEL_GRACE_S = 10.0  # after ray.cancel, how long runs get to kill their sandboxes before a forced cancel
 
 
@@ -105,10 +106,7 @@ def run_cluster_batch(
     if not plan.todo:
         return batch
     _check_resources(ray, config, cluster)
-    here = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(
-        ray.get_runtime_context().get_node_id(), soft=True
-    )
-    ledger = ray.remote(num_cpus=0)(Ledger).options(scheduling_strategy=here).remote()
+    ledger = _ledger(ray)
     task = ray.remote(run_on_node).options(
         num_cpus=config.cpus or 1,
         num_gpus=config.gpus,
@@ -158,6 +156,15 @@ def run_cluster_batch(
         raise
     batch.interrupted = stop.event.is_set()
     return batch
+
+
+def _ledger(ray: Any) -> Any:
+    """The ledger actor, on the head node (which a lab keeps alive as long as the cluster), else beside the driver."""
+    if ray.cluster_resources().get(_HEAD):
+        return ray.remote(num_cpus=0, resources={_HEAD: 0.001})(Ledger).remote()
+    strategies = ray.util.scheduling_strategies
+    here = strategies.NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+    return ray.remote(num_cpus=0)(Ledger).options(scheduling_strategy=here).remote()
 
 
 def _raiser(error: BaseException) -> Any:
