@@ -141,7 +141,7 @@ def run_cluster_batch(
                     record = new_record(config, comp, seed, ())
                     ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger)
                     going[ref] = (comp, seed, staging, record)
-                ready, _ = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)
+                ready = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)[0] if going else []
                 for ref in ready:
                     comp, seed, staging, record = going.pop(ref)
                     done += 1
