@@ -50,19 +50,22 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):
     """A head that runs no run (no CPUs) and two workers; ``gpu`` declares one logical GPU."""
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    os.environ["PODIUM_NODE_CACHE"] = str(tmp_path_factory.mktemp("node-cache"))
-    made = ray.cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    made.workers = {
-        "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
-        "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
-    }
-    made.wait_for_nodes()
-    try:
-        yield made
-    finally:
-        made.shutdown()
+    with pytest.MonkeyPatch.context() as env:  # the nodes' processes inherit these; the rest of the session does not
+        env.setenv("RAY_AUTH_MODE", "disabled")
+        env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
+        env.setenv("PODIUM_NODE_CACHE", str(tmp_path_factory.mktemp("node-cache")))
+        made = ray.cluster_utils.Cluster(
+            initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+        )
+        made.workers = {
+            "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
+            "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
+        }
+        made.wait_for_nodes()
+        try:
+            yield made
+        finally:
+            made.shutdown()
 
 
 def _podium(cluster, *args: str, runs: Path, data: Path, **popen) -> subprocess.Popen:

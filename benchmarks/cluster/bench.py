@@ -90,7 +90,7 @@ def main() -> None:
     rows.append((f"local, --workers {k}", wall))
     print(rows[-1], flush=True)
     queued_rss = None
-    for n in [int(x) for x in options.nodes.split(",")]:
+    for n in [int(x) for x in options.nodes.split(",") if x]:
         cluster = ray.cluster_utils.Cluster(
             initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
         )
