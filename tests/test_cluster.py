@@ -242,3 +242,13 @@ def test_ctrl_c_cancels_the_runs_and_leaves_no_process_on_any_node(cluster, data
     assert "cancelling" in out
     _wait_for(lambda: not _sleeping(97), timeout=30)
     assert not list(runs.glob("default/*/.*.tmp-*")) and not _records(runs)
+
+
+def test_nodes_read_a_shared_data_dir_checked_against_the_checksums(cluster, data_dir: Path, tmp_path: Path) -> None:
+    """--node-data-dir: nothing is shipped; each node checks the shared public folder and remembers it."""
+    runs = tmp_path / "runs"
+    _run(cluster, "--agent", "dummy", "--node-data-dir", str(data_dir), runs=runs, data=data_dir)
+    records = _records(runs)
+    assert len(records) == 2 and all(r["grade"]["valid_submission"] for r in records.values())
+    verified = Path(os.environ["PODIUM_NODE_CACHE"]) / "verified"
+    assert len(list(verified.iterdir())) >= 2  # one mark per competition (and node that ran it)
