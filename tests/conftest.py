@@ -137,8 +137,13 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The Dolos tests, then the local-model tests, run last: in CI Dolos is still installing (npm ci) and
-    the model server still compiling (scripts/local_model.sh) in the background while the rest runs."""
+    """Slow stacks run last, in this order: the Ray cluster's tests (a few minutes of their own, with Ray's
+    processes beside the suite's), then the Dolos tests (in CI Dolos is still installing, npm ci, in the
+    background), then the local-model tests (the model server still compiling, scripts/local_model.sh)."""
     items.sort(
-        key=lambda item: 2 if item.get_closest_marker("local_model") else int(bool(item.get_closest_marker("dolos")))
+        key=lambda item: (
+            item.get_closest_marker("local_model") is not None,
+            item.get_closest_marker("dolos") is not None,
+            item.get_closest_marker("cluster") is not None,
+        )
     )

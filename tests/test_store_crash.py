@@ -204,3 +204,28 @@ def test_kill_9_at_each_rename_and_fsync_of_a_finishing_run(tmp_path: Path, vari
     expected = 2 if variant == "fresh" else 2 if swapped else 3
     assert steps.count("fsync") >= 3 and len(renames) == expected, steps
     assert steps[landed_from - 1] in ("replace 0", "exchange 0"), (steps, landed_from)
+
+
+def test_sweep_keeps_another_hosts_runs_where_the_filesystem_has_no_locks(tmp_path: Path, monkeypatch) -> None:
+    """On a shared runs folder without working locks, a staging folder whose owner lock names another host
+    stays (its pid means nothing here); one that names this host goes when its owner is gone."""
+    import errno
+    import socket
+
+    from podium.store import RunStore
+
+    store = RunStore(tmp_path)
+    token = "4242-123-0badbeef"  # not this boot's id: no process of this host
+    staging = tmp_path / "group" / "comp" / f".0.tmp-{token}-0"
+    staging.mkdir(parents=True)
+    lock = tmp_path / ".owners" / f"{token}.lock"
+    lock.parent.mkdir(exist_ok=True)
+    lock.write_text("host=a-node-elsewhere\n")
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "no locks on this filesystem")
+
+    monkeypatch.setattr("podium.store.fcntl.flock", no_locks)
+    assert store.sweep() == [] and staging.is_dir() and lock.is_file()
+    lock.write_text(f"host={socket.gethostname()}\n")
+    assert store.sweep() == [staging] and not staging.exists()

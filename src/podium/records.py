@@ -158,6 +158,8 @@ class RunRecord:
     #: What the sandbox showed the agent (sandbox, network, mounts, where the answers were), for the audit.
     isolation: dict[str, Any] | None = None
     grade: GradeReport | None = None
+    node: str | None = None  # the cluster node that ran the agent (``--cluster``); None for a local run
+    cluster: dict[str, Any] | None = None  # the cluster's address, the node's id, every attempt's node
 
     @property
     def finished(self) -> bool:
@@ -169,6 +171,9 @@ class RunRecord:
         data = asdict(self)
         if self.error is None:
             del data["error"]
+        for key in ("node", "cluster"):  # a local run's record is as it always was
+            if data[key] is None:
+                del data[key]
         if self.status == "harness_error":
             del data["validation_calls"], data["llm"]
         return data

@@ -15,7 +15,9 @@ A staging folder's name carries its owner's token (pid, start time and boot id; 
 :mod:`podium.owner`), and its owner holds an flock on ``.owners/<owner>.lock`` for as long as it
 runs. :meth:`RunStore.sweep` removes the staging folders whose owner no longer holds its lock (a
 process killed with SIGKILL drops its locks at once, reaped or not), so a reused pid never keeps a
-dead run's folder, and a live podium's runs are never touched. :meth:`RunStore.reconcile` is the one
+dead run's folder, and a live podium's runs are never touched. The lock file names its host: on a
+shared folder whose filesystem has no working locks, another host's runs are kept (its pids mean
+nothing here). :meth:`RunStore.reconcile` is the one
 place that repairs the index: it adds a row for every final folder with a readable record and none,
 and drops every row whose record is gone, so after it the index lists exactly the finished runs.
 Killing podium at any instruction therefore loses no finished run and counts none twice.
@@ -31,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
@@ -197,6 +200,9 @@ class RunStore:
         path.parent.mkdir(exist_ok=True)
         for _ in range(10):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            with contextlib.suppress(OSError):  # the host, for podiums elsewhere that share the folder
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"host={socket.gethostname()}\n".encode(), 0)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:  # a filesystem without locks: liveness falls back to /proc (podium.owner.alive)
@@ -210,7 +216,8 @@ class RunStore:
 
     def _owner_alive(self, token: str) -> bool:
         """Whether the podium process named by ``token`` still runs: it holds its lock (any host sharing the
-        folder), or, where it has no lock file, it is alive on this host."""
+        folder), or, where it has no lock file, it is alive on this host. On a filesystem without locks, a
+        lock file that names another host keeps its runs: this host cannot see that host's processes."""
         if token == owner.own_token():
             return True
         try:
@@ -221,8 +228,8 @@ class RunStore:
             return True  # cannot tell: keep it
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            return error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or owner.alive(token)
+        except OSError as error:  # held, or a filesystem without locks: then only this host's pids can tell
+            return error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or owner.alive(token) or _elsewhere(fd)
         else:
             return False
         finally:
@@ -366,6 +373,16 @@ def _read_record(path: Path, group: str, competition_id: str, seed: int) -> RunR
 
 def _is_group(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and not path.name.startswith(".")
+
+
+def _elsewhere(fd: int) -> bool:
+    """Whether an owner lock names another host than this one (whose processes this host cannot see)."""
+    try:
+        text = os.pread(fd, 512, 0).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    host = next((line[5:].strip() for line in text.splitlines() if line.startswith("host=")), "")
+    return bool(host) and host != socket.gethostname()
 
 
 def _legacy_owner_dead(name: str) -> bool:

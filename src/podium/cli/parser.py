@@ -199,6 +199,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
     p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
+    p.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ray[://HOST:PORT]",
+        help="run each (competition, seed) as a task on a Ray cluster: ray (RAY_ADDRESS, else this machine's "
+        "cluster), ray://HOST:10001 (Ray Client) or ray:HOST:6379 (the head); graded and landed here",
+    )
+    p.add_argument(
+        "--ray-resource",
+        action="append",
+        default=None,
+        metavar="NAME[=N]",
+        help="with --cluster: a custom resource each run asks for (nodes declare it: ray start --resources); repeatable",
+    )
+    p.add_argument(
+        "--node-data-dir",
+        default=None,
+        metavar="DIR",
+        help="with --cluster: the prepared data as the nodes see it (a shared path, verified by checksum on each "
+        "node); default: the driver ships each competition's public folder through Ray's object store",
+    )
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_run)
 

@@ -14,6 +14,7 @@ from podium.errors import UsageError
 
 if TYPE_CHECKING:
     from podium.agents import AgentSpec
+    from podium.cluster import ClusterSpec
     from podium.run import Batch, RunConfig
 
 __all__ = ["cmd_run"]
@@ -32,19 +33,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     agents = [_agent(args, name) for name in (args.agent or ["baseline"])]
     groups = _groups(args.run_group, [a.name for a in agents])
+    cluster = _cluster(args)
     prepare_offline(comps, data_dir)
     status = 0
     for agent, group in zip(agents, groups, strict=True):
         if len(agents) > 1:
             print(f"== agent {agent.name}: run group {group} ==", flush=True)
         config = _run_config(args, agent, group, data_dir)
-        batch = run_batch(config, comps, redo=args.redo)
+        if cluster is not None:
+            from podium.cluster import run_cluster_batch
+
+            batch = run_cluster_batch(config, comps, cluster, redo=args.redo)
+        else:
+            batch = run_batch(config, comps, redo=args.redo)
         status = max(status, _report_batch(config, batch))
         if batch.interrupted:
             return EXIT_INTERRUPTED
     if len(agents) > 1:
         _compare_groups(Path(args.runs_dir), groups)
     return status
+
+
+def _cluster(args: argparse.Namespace) -> ClusterSpec | None:
+    """The Ray cluster of ``--cluster`` (with ``--ray-resource`` and ``--node-data-dir``), or None for local runs."""
+    if args.cluster is None:
+        if args.ray_resource or args.node_data_dir:
+            raise UsageError("--ray-resource and --node-data-dir go with --cluster. Fix: add --cluster ray")
+        return None
+    from podium.cluster import ClusterSpec, parse_cluster, parse_resource
+
+    resources: dict[str, float] = {}
+    for value in args.ray_resource or []:
+        name, amount = parse_resource(value)
+        resources[name] = resources.get(name, 0) + amount
+    node_data = Path(args.node_data_dir) if args.node_data_dir else None
+    return ClusterSpec(parse_cluster(args.cluster), resources, node_data)
 
 
 def _agent(args: argparse.Namespace, name: str) -> AgentSpec:

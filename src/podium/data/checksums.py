@@ -28,10 +28,11 @@ def _folder_manifest(folder: Path) -> str:
     return "manifest:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def digest_tree(prepared: Path) -> dict[str, str]:
-    """Checksums of ``public/`` and ``private/`` under ``prepared``: path -> sha256 or manifest hash."""
+def digest_tree(prepared: Path, sides: tuple[str, ...] = ("public", "private")) -> dict[str, str]:
+    """Checksums of ``public/`` and ``private/`` (or only ``sides``) under ``prepared``: path -> sha256 or
+    manifest hash."""
     out: dict[str, str] = {}
-    for side in ("public", "private"):
+    for side in sides:
         for entry in sorted((prepared / side).iterdir()):
             key = f"{side}/{entry.name}"
             out[key + ("/" if entry.is_dir() else "")] = (

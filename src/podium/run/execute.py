@@ -39,7 +39,7 @@ from podium.sandbox import ExecResult, Limits, Mount, default_env, get_sandbox
 from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
 from podium.units import duration
 
-__all__ = ["execute", "failed_record", "new_record"]
+__all__ = ["discard", "execute", "failed_record", "grade_run", "new_record", "run_agent"]
 
 
 def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: tuple[int, ...]) -> RunRecord:
@@ -83,20 +83,52 @@ def execute(
     :class:`RunInterrupted` when ``cancel`` is set and the agent was killed for it (an agent that
     ended on its own is kept), and lets any error of podium, its data or the engine through.
     """
+    run_agent(config, competition, record, staging, cancel)
+    return grade_run(config, competition, record, staging, final)
+
+
+def run_agent(
+    config: RunConfig,
+    competition: Competition,
+    record: RunRecord,
+    staging: RunPaths,
+    cancel: threading.Event | None = None,
+) -> RunRecord:
+    """The first half of :func:`execute`: the agent in its sandbox, ``record`` filled in but not graded.
+
+    A cluster node runs this half (``podium.cluster``); the driver, which holds the answers, grades.
+    """
     gpu_ids = tuple(record.limits["gpu_ids"])
     result, calls, llm_summary, started, isolation = _sandboxed(config, competition, record.seed, staging, gpu_ids)
     if cancel is not None and cancel.is_set() and _killed(result):
         raise RunInterrupted
-    report = grade_isolated(competition, staging.submission, config.data_dir)
-    grade = GradeReport.from_dict(_moved(report.to_dict(), str(staging.root), str(final.root)))
-    grade.submission_path = str(final.submission_file)
     record.started_at = started.isoformat(timespec="seconds")
-    record.finished_at = _now()
     record.agent_result = _jsonable(result)
     record.agent_stderr_tail = tail_lines(staging.stderr)
     record.validation_calls = calls
     record.llm = llm_summary
-    record.isolation = _moved(isolation, str(staging.root), str(final.root))
+    record.isolation = isolation
+    return record
+
+
+def grade_run(
+    config: RunConfig,
+    competition: Competition,
+    record: RunRecord,
+    staging: RunPaths,
+    final: RunPaths,
+    origin: str | None = None,
+) -> RunRecord:
+    """The second half of :func:`execute`: grade what the agent left in ``staging``, paths named as in ``final``.
+
+    ``origin`` is the folder the record's isolation paths name when the agent ran elsewhere (a cluster
+    node's own staging folder); by default ``staging``.
+    """
+    record.isolation = _moved(record.isolation, origin or str(staging.root), str(final.root))
+    report = grade_isolated(competition, staging.submission, config.data_dir)
+    grade = GradeReport.from_dict(_moved(report.to_dict(), str(staging.root), str(final.root)))
+    grade.submission_path = str(final.submission_file)
+    record.finished_at = _now()
     record.grade = grade
     return record
 

@@ -37,7 +37,7 @@ from podium.run.outcome import outcome
 from podium.store import RunStore
 from podium.units import duration
 
-__all__ = ["Batch", "run_all", "run_batch", "run_one", "sweep_leftovers"]
+__all__ = ["Batch", "begin_batch", "run_all", "run_batch", "run_one", "settle", "sweep_leftovers"]
 
 
 def run_one(
@@ -159,14 +159,16 @@ def run_all(config: RunConfig, competitions: list[Competition]) -> list[RunRecor
     return run_batch(config, competitions).records
 
 
-def run_batch(config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None = None) -> Batch:
-    """Run what the group still lacks of ``competitions`` x seeds (and what ``redo`` names again).
+def begin_batch(
+    config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None = None
+) -> tuple[RunConfig, run_group.Plan, RunStore]:
+    """What every batch does before its first run, wherever its runs go (threads here, or a cluster).
 
-    The group's settings are checked first (:func:`podium.run.group.plan`); Ctrl-C stops the batch
-    cleanly (:class:`~podium.run.interrupt.Stop`) and the result says so.
+    Sweeps what killed podiums left, repairs the index, checks the group's settings
+    (:func:`podium.run.group.plan`) and writes them, and readies the agent (its LLM key, image and
+    environment) when there is something to run; returns the completed config, the plan and the store.
     """
     store = RunStore(config.runs_dir)
-    group_dir = config.runs_dir / config.run_group
     sweep_leftovers(store)
     recovered = store.reconcile(config.run_group)
     if recovered:
@@ -182,7 +184,6 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
     redone = f" ({plan.redoing} of them again)" if plan.redoing else ""
     done_before = len(plan.pairs) - len(todo) + plan.redoing
     print(f"{done_before} of {len(plan.pairs)} run(s) already finished; running {len(todo)}{redone}", file=sys.stderr)
-    batch = Batch(plan.pairs)
     if todo:
         if config.agent.llm is not None:
             config.agent.llm.check_prices()  # a cost budget needs every model's price
@@ -190,7 +191,52 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
         config = resolve_image(config)
         if profile is not None:  # built here if missing, so no run needs the package index
             config = replace(config, environment=ensure_environment(profile))
-    run_group.write(group_dir, plan.document)
+    run_group.write(config.runs_dir / config.run_group, plan.document)
+    return config, plan, store
+
+
+def settle(
+    batch: Batch,
+    plan: run_group.Plan,
+    config: RunConfig,
+    position: str,
+    pair: tuple[Competition, int],
+    result: Callable[[], RunRecord],
+) -> None:
+    """One run of a batch is over: ``result()`` gives its landed record or raises why it did not land;
+    the batch and the console hear of it (an interrupted run is not a result), and an unfinished
+    ``--redo all`` strikes it off."""
+    comp, seed = pair
+    try:
+        record = result()
+    except RunInterrupted:
+        return
+    except PodiumError as exc:
+        batch.not_run.append(f"{comp.ref} seed {seed}")
+        print(
+            f"{position} {comp.ref} seed {seed}: harness error (not the agent's; a rerun runs it again): {exc}",
+            file=sys.stderr,
+        )
+        return
+    except Exception:
+        batch.not_run.append(f"{comp.ref} seed {seed}")
+        print(f"{position} {comp.ref} seed {seed}: harness error:\n{traceback.format_exc()}", file=sys.stderr)
+        return
+    print(f"{position} {comp.ref} seed {seed}: {outcome(record)}", file=sys.stderr, flush=True)
+    batch.records.append(record)
+    if "pending_redo" in plan.document:
+        run_group.landed(config.runs_dir / config.run_group, (comp.id, seed))
+
+
+def run_batch(config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None = None) -> Batch:
+    """Run what the group still lacks of ``competitions`` x seeds (and what ``redo`` names again).
+
+    The group's settings are checked first (:func:`begin_batch`); Ctrl-C stops the batch
+    cleanly (:class:`~podium.run.interrupt.Stop`) and the result says so.
+    """
+    config, plan, store = begin_batch(config, competitions, redo)
+    todo = plan.todo
+    batch = Batch(plan.pairs)
     if not todo:
         return batch
     gpus = GpuPool.for_config(config)
@@ -208,29 +254,7 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
             for done, future in enumerate(as_completed(futures), start=1):
                 progress.finished = done
                 comp, seed = futures[future]
-                try:
-                    record = future.result()
-                except RunInterrupted:
-                    continue
-                except PodiumError as exc:
-                    batch.not_run.append(f"{comp.ref} seed {seed}")
-                    print(
-                        f"[{done}/{len(todo)}] {comp.ref} seed {seed}: harness error (not the agent's; a rerun runs it "
-                        f"again): {exc}",
-                        file=sys.stderr,
-                    )
-                    continue
-                except Exception:
-                    batch.not_run.append(f"{comp.ref} seed {seed}")
-                    print(
-                        f"[{done}/{len(todo)}] {comp.ref} seed {seed}: harness error:\n{traceback.format_exc()}",
-                        file=sys.stderr,
-                    )
-                    continue
-                print(f"[{done}/{len(todo)}] {comp.ref} seed {seed}: {outcome(record)}", file=sys.stderr, flush=True)
-                batch.records.append(record)
-                if "pending_redo" in plan.document:
-                    run_group.landed(group_dir, (comp.id, seed))
+                settle(batch, plan, config, f"[{done}/{len(todo)}]", (comp, seed), future.result)
     except BaseException:  # podium itself fails (or its output is a closed pipe): stop the runs, do not wait
         stop.event.set()
         stop.kill_running()

@@ -45,6 +45,7 @@ class LiveRun:
     folder: Path
     started: float  # when podium wrote its instructions (epoch seconds)
     owner_alive: bool
+    node: str | None = None  # the cluster node running it (``node.txt``, written by the driver), or None
 
     @property
     def elapsed_s(self) -> float:
@@ -194,7 +195,7 @@ class RunsIndex:
                     token = owner.token_in(match.group(2))
                     found.append(
                         LiveRun(name, competition.name, int(match.group(1)), entry, _started(entry),
-                                token is not None and owner.alive(token))
+                                token is not None and owner.alive(token), _node(entry))
                     )  # fmt: skip
         return sorted(found, key=lambda r: -r.started)
 
@@ -205,6 +206,14 @@ def _entries(folder: Path) -> list[Path]:
             return [Path(e.path) for e in it]
     except OSError:
         return []
+
+
+def _node(folder: Path) -> str | None:
+    """The node a cluster run is on (or ``queued``), from the first line of its ``node.txt``; None for a local run."""
+    from podium.serve.runfiles import tail
+
+    text = tail(folder, folder / "node.txt", limit=256).text.strip()
+    return text.splitlines()[-1][:120] if text else None
 
 
 def _started(folder: Path) -> float:

@@ -45,6 +45,7 @@ def live_rows(runs: list[LiveRun]) -> list[dict[str, Any]]:
             "elapsed_s": round(r.elapsed_s, 1),
             "elapsed": duration(r.elapsed_s),
             "owner_alive": r.owner_alive,
+            "node": r.node,
             "url": f"/run/{r.group}/{r.competition_id}/{r.seed}",
         }
         for r in runs

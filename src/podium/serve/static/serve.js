@@ -68,13 +68,14 @@ async function pollLive(table) {
       cell(row, String(r.seed));
       cell(row, r.started);
       cell(row, r.elapsed).dataset.since = String(r.started_epoch);
+      cell(row, r.node || "this host");
       cell(row, r.owner_alive ? "running" : "stopped (left behind)");
     }
     if (!runs.length) {
       const row = body.insertRow();
       row.className = "none";
       const td = cell(row, "no run in progress");
-      td.colSpan = 6;
+      td.colSpan = 7;
     }
   } catch (error) {
     table.dataset.error = String(error);

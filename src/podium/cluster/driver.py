@@ -1,0 +1,261 @@
+"""`podium run --cluster ray`: the batch's runs as Ray tasks, graded and landed here, on the driver.
+
+The driver does what a local batch does before its first run (:func:`podium.run.schedule.begin_batch`:
+sweep, reconcile, the group's settings), then submits each (competition, seed) still to do as one
+Ray task (:func:`podium.cluster.node.run_on_node`) asking for the run's CPUs, memory and GPUs and
+the custom resources of ``--ray-resource``. At most a window of runs is in Ray at once, so a batch
+of ten thousand holds ten thousand small tuples here, not ten thousand tasks. Each run has a staging
+folder here from its submission on (``podium serve`` lists it live, with the node that took it in
+``node.txt``); its folder comes back as tar bytes, is unpacked into the staging folder, graded
+here (the answers never leave the driver) and landed by the store's atomic rename. Only the driver
+writes the index.
+
+Faults: a task whose node dies is retried once by Ray (``max_retries=1``; exceptions are not
+retried), and the record lists the nodes that took it (``cluster.attempts``). A driver killed with
+-9 takes its Ray job, and so its tasks, with it; the same command again sweeps its staging
+folders and submits what did not land. Ctrl-C cancels the tasks (``ray.cancel``: the node kills its
+sandboxes), then force-cancels what is still going after a grace period.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import logging
+import sys
+import time
+from typing import Any
+
+from podium.cluster.address import ClusterSpec
+from podium.cluster.node import Shipment, run_on_node
+from podium.cluster.transfer import pack, public_checksums, public_digest, unpack
+from podium.competition import Competition
+from podium.errors import HarnessError, UsageError
+from podium.paths import CompetitionPaths, RunPaths
+from podium.records import RunRecord
+from podium.run import group as run_group
+from podium.run.config import RunConfig
+from podium.run.execute import discard, failed_record, grade_run, new_record
+from podium.run.gpus import RunInterrupted
+from podium.run.interrupt import Stop
+from podium.run.schedule import Batch, begin_batch, settle
+from podium.store import RunStore
+
+__all__ = ["Ledger", "connect", "run_cluster_batch"]
+
+_HEAD = "node:__internal_head__"  # the resource Ray gives the head node alone
+CANCEL_GRACE_S = 10.0  # after ray.cancel, how long runs get to kill their sandboxes before a forced cancel
+
+
+class Ledger:
+    """A Ray actor on the driver's job: which nodes took each run, so that a retry is recorded as one."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, list[str]] = {}
+        self.seen = 0
+
+    def start(self, key: str, node: str) -> list[str]:
+        self.nodes.setdefault(key, []).append(node)
+        self.seen += 1
+        return list(self.nodes[key])
+
+    def since(self, seen: int) -> tuple[int, dict[str, str]]:
+        """(a mark, the latest node of each run) when something started after ``seen``."""
+        return (self.seen, {k: v[-1] for k, v in self.nodes.items()}) if self.seen != seen else (seen, {})
+
+
+def connect(address: str) -> Any:
+    """``ray`` connected to the cluster at ``address``; a usage error naming the fix when that fails."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(
+            "--cluster ray needs Ray. Fix: pip install 'podium[cluster]' (ray>=2.9) on the driver and every node"
+        ) from None
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            raise UsageError(
+                f"no Ray cluster answers at {address!r} ({str(error).splitlines()[0][:200]}). Fix: start one "
+                "(ray start --head), or pass --cluster ray://HOST:10001 or set RAY_ADDRESS"
+            ) from None
+    return ray
+
+
+def _check_resources(ray: Any, config: RunConfig, cluster: ClusterSpec) -> None:
+    """Refuse a batch no node of the cluster could ever place (Ray would keep it pending for ever)."""
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    need = {"CPU": config.cpus or 1, "GPU": config.gpus, **cluster.resources}
+    if not any(all(n["Resources"].get(k, 0) >= v for k, v in need.items() if v) for n in nodes):
+        asked = ", ".join(f"{k}={v:g}" for k, v in need.items() if v)
+        raise UsageError(
+            f"no node of the Ray cluster has {asked} for one run ({len(nodes)} node(s) alive). Fix: ask for less "
+            "(--cpus, --gpus, --ray-resource) or add nodes that declare it (ray start --num-gpus/--resources)"
+        )
+
+
+def run_cluster_batch(
+    config: RunConfig, competitions: list[Competition], cluster: ClusterSpec, redo: run_group.Redo | None = None
+) -> Batch:
+    """Run what the group still lacks of ``competitions`` x seeds on the Ray cluster; as :func:`run_batch`."""
+    ray = connect(cluster.address)
+    config, plan, store = begin_batch(config, competitions, redo)
+    batch = Batch(plan.pairs)
+    if not plan.todo:
+        return batch
+    _check_resources(ray, config, cluster)
+    ledger = _ledger(ray)
+    task = ray.remote(run_on_node).options(
+        num_cpus=config.cpus or 1,
+        num_gpus=config.gpus,
+        memory=config.memory_bytes,
+        resources=dict(cluster.resources),
+        max_retries=1,
+        retry_exceptions=False,
+    )
+    shipments: dict[str, tuple[Shipment, Any]] = {}
+    agent = ray.put(pack(config.agent.folder, skip=[config.runs_dir], hidden=False))
+    config_ref = ray.put(config)
+    window = cluster.max_in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 4)))
+    queue = collections.deque(plan.todo)
+    going: dict[Any, tuple[Competition, int, RunPaths, RunRecord]] = {}
+    stop = Stop(config, lambda: len(going))
+    done, total, seen = 0, len(plan.todo), 0
+    try:
+        with stop.installed():
+            while (queue or going) and not stop.event.is_set():
+                while queue and len(going) < window and not stop.event.is_set():
+                    comp, seed = queue.popleft()
+                    try:
+                        if comp.id not in shipments:
+                            shipments[comp.id] = _ship(ray, config, comp, cluster)
+                        shipment, data = shipments[comp.id]
+                    except HarnessError as error:
+                        done += 1
+                        settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), _raiser(error))
+                        continue
+                    staging = RunPaths(store.stage(config.run_group, comp.id, seed))
+                    (staging.root / "node.txt").write_text("queued\n", encoding="utf-8")
+                    record = new_record(config, comp, seed, ())
+                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger)
+                    going[ref] = (comp, seed, staging, record)
+                ready = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)[0] if going else []
+                for ref in ready:
+                    comp, seed, staging, record = going.pop(ref)
+                    done += 1
+                    landing = functools.partial(_land, ray, ref, config, comp, store, staging, record, cluster.address)
+                    settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), landing)
+                seen = _show_nodes(ray, ledger, seen, going)
+            if stop.event.is_set():
+                _cancel(ray, going)
+    except BaseException:  # podium itself fails: cancel what is out, do not wait
+        stop.event.set()
+        _cancel(ray, going, grace=0)
+        raise
+    batch.interrupted = stop.event.is_set()
+    return batch
+
+
+def _ledger(ray: Any) -> Any:
+    """The ledger actor, on the head node (which a lab keeps alive as long as the cluster), else beside the driver."""
+    if ray.cluster_resources().get(_HEAD):
+        return ray.remote(num_cpus=0, resources={_HEAD: 0.001})(Ledger).remote()
+    strategies = ray.util.scheduling_strategies
+    here = strategies.NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+    return ray.remote(num_cpus=0)(Ledger).options(scheduling_strategy=here).remote()
+
+
+def _raiser(error: BaseException) -> Any:
+    def result() -> RunRecord:
+        raise error
+
+    return result
+
+
+def _ship(ray: Any, config: RunConfig, competition: Competition, cluster: ClusterSpec) -> tuple[Shipment, Any]:
+    """How nodes get ``competition``'s public data, once it passed verification here (as a local run's does)."""
+    from podium.data.verify import verify
+
+    check = verify(competition, config.data_dir)
+    if check.status != "ok":
+        raise HarnessError(f"{competition.id}: prepared data failed verification: {'; '.join(check.problems)}")
+    paths = CompetitionPaths(config.data_dir, competition.id)
+    checksums = public_checksums((paths.record() or {}).get("checksums", {}))
+    digest = public_digest(checksums)
+    if cluster.node_data_dir is not None:
+        return Shipment(competition.id, checksums, digest, shared=cluster.node_data_dir), None
+    data = ray.put(pack(paths.public))  # the public folder only: the answers stay here
+    return Shipment(competition.id, checksums, digest), data
+
+
+def _land(
+    ray: Any,
+    ref: Any,
+    config: RunConfig,
+    competition: Competition,
+    store: RunStore,
+    staging: RunPaths,
+    record: RunRecord,
+    address: str,
+) -> RunRecord:
+    """A finished task's run graded and landed here; a harness error is landed as such and raised."""
+    final = RunPaths(store.run_dir(config.run_group, competition.id, record.seed))
+    (staging.root / "node.txt").unlink(missing_ok=True)
+    try:
+        answer = ray.get(ref)
+    except Exception as error:  # the task itself failed: its node died twice, or it was cancelled
+        if type(error).__name__ in ("TaskCancelledError",):
+            discard(staging)
+            raise RunInterrupted from None
+        store.land(staging.root, failed_record(record, HarnessError(f"the cluster lost the run: {error}"), staging))
+        raise HarnessError(f"the cluster lost the run: {str(error).splitlines()[0][:300]}") from None
+    unpack(answer["folder"], staging.root)
+    record = RunRecord.from_dict(answer["record"])
+    attempts = answer["attempts"]
+    record.cluster = {"address": address, "attempts": attempts, "retried": len(attempts) > 1}
+    if answer["error"] is not None:
+        store.land(staging.root, record)
+        raise HarnessError(answer["error"])
+    try:
+        grade_run(config, competition, record, staging, final, origin=answer.get("staging"))
+    except Exception as error:
+        store.land(staging.root, failed_record(record, error, staging))
+        raise
+    store.land(staging.root, record)
+    return record
+
+
+def _show_nodes(ray: Any, ledger: Any, seen: int, going: dict[Any, Any]) -> int:
+    """Write, for ``podium serve``, the node of each run that started since the last look."""
+    with contextlib.suppress(Exception):
+        mark, nodes = ray.get(ledger.since.remote(seen), timeout=5)
+        if nodes:
+            for comp, seed, staging, record in going.values():
+                node = nodes.get(f"{record.run_group}/{comp.id}/{seed}")
+                if node is not None:
+                    with contextlib.suppress(OSError):
+                        (staging.root / "node.txt").write_text(node + "\n", encoding="utf-8")
+        return int(mark)
+    return seen
+
+
+def _cancel(
+    ray: Any, going: dict[Any, tuple[Competition, int, RunPaths, RunRecord]], grace: float = CANCEL_GRACE_S
+) -> None:
+    """Cancel every run still out: first so that nodes kill their sandboxes, then by force; nothing is kept."""
+    print(f"cancelling {len(going)} run(s) on the cluster", file=sys.stderr, flush=True)
+    for ref in going:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=False)
+    deadline = time.monotonic() + grace
+    left = list(going)
+    while left and time.monotonic() < deadline:
+        _, left = ray.wait(left, num_returns=len(left), timeout=0.5, fetch_local=False)
+    for ref in left:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
+    for _, _, staging, _ in going.values():
+        discard(staging)
+    going.clear()

@@ -1,0 +1,254 @@
+"""`podium run --cluster ray` on a real Ray cluster on this machine: a head and worker nodes as separate
+processes (``ray.cluster_utils.Cluster``), each with its own CPUs, logical GPUs and custom resources.
+
+The driver is `podium run` in a subprocess, as a user runs it, so it can be killed with -9.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from podium.serve import RunsIndex, create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPETITIONS = "practice-wine,practice-breast-cancer"
+
+if os.environ.get("PODIUM_REQUIRE_RAY") != "1":  # CI installs ray (the dev extra) and requires these tests
+    pytest.importorskip("ray")
+import ray.cluster_utils  # noqa: E402
+
+pytestmark = pytest.mark.cluster
+
+# An agent that takes a few seconds, so that a node can be removed or the driver killed mid-run.
+SLOW_AGENT = """name: slow
+command: [sh, -c, "sleep 6; cp /home/data/sample_submission.csv /home/submission/submission.csv"]
+resources: {cpus: 1, memory: 256M}
+"""
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two practice competitions, prepared offline."""
+    from podium import registry
+    from podium.data.prepare import prepare_offline
+
+    root = tmp_path_factory.mktemp("cluster-data")
+    prepare_offline([registry.get(cid) for cid in COMPETITIONS.split(",")], root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A head that runs no run (no CPUs) and two workers; ``gpu`` declares one logical GPU."""
+    with pytest.MonkeyPatch.context() as env:  # the nodes' processes inherit these; the rest of the session does not
+        env.setenv("RAY_AUTH_MODE", "disabled")
+        env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
+        env.setenv("PODIUM_NODE_CACHE", str(tmp_path_factory.mktemp("node-cache")))
+        made = ray.cluster_utils.Cluster(
+            initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+        )
+        made.workers = {
+            "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
+            "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
+        }
+        made.wait_for_nodes()
+        try:
+            yield made
+        finally:
+            made.shutdown()
+
+
+def _podium(cluster, *args: str, runs: Path, data: Path, **popen) -> subprocess.Popen:
+    command = [sys.executable, "-m", "podium", "run", "--competitions", COMPETITIONS, "--time-limit", "2m"]
+    command += ["--data-dir", str(data), "--runs-dir", str(runs), *args]
+    if cluster is not None:
+        command += ["--cluster", f"ray:{cluster.address}"]
+    env = {**os.environ, "PODIUM_PROGRESS_SECONDS": "0"}
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
+
+
+def _run(cluster, *args: str, runs: Path, data: Path) -> str:
+    process = _podium(cluster, *args, runs=runs, data=data)
+    out, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, out
+    return out
+
+
+def _rows(runs: Path, group: str = "default") -> list[tuple]:
+    with sqlite3.connect(runs / "podium.db") as db:
+        return db.execute(
+            "SELECT competition_id, seed, status, score, valid_submission, any_medal, above_median FROM runs "
+            "WHERE run_group=? ORDER BY competition_id, seed",
+            (group,),
+        ).fetchall()
+
+
+def _records(runs: Path, group: str = "default") -> dict[tuple[str, int], dict]:
+    return {
+        (path.parent.parent.name, int(path.parent.name)): json.loads(path.read_text())
+        for path in (runs / group).glob("*/*/record.json")
+    }
+
+
+def _per_run_table(runs: Path, group: str = "default") -> str:
+    text = (runs / group / "report.md").read_text()
+    return text[text.index("## Per run") :]
+
+
+def _slow_agent(tmp_path: Path, seconds: int = 6) -> Path:
+    folder = tmp_path / "slow-agent"
+    folder.mkdir()
+    (folder / "agent.yaml").write_text(SLOW_AGENT.replace("sleep 6", f"sleep {seconds}"))
+    return folder
+
+
+@pytest.mark.parametrize(("agent", "seeds"), [("dummy", 2), ("baseline", 1)])
+def test_same_records_and_report_as_local(cluster, data_dir: Path, tmp_path: Path, agent: str, seeds: int) -> None:
+    local, remote = tmp_path / "local", tmp_path / "cluster"
+    _run(None, "--agent", agent, "--seeds", str(seeds), "--workers", "2", runs=local, data=data_dir)
+    out = _run(cluster, "--agent", agent, "--seeds", str(seeds), runs=remote, data=data_dir)
+    runs = 2 * seeds
+    assert f"running {runs}" in out
+    assert _rows(remote) == _rows(local) and len(_rows(remote)) == runs
+    assert _per_run_table(remote) == _per_run_table(local)
+    records = _records(remote)
+    workers = {f"{node.node_id[:8]}" for node in cluster.workers.values()}
+    for (cid, seed), record in records.items():
+        here = _records(local)[(cid, seed)]
+        assert record["node"].split(":")[-1] in workers  # ran on a worker, never on the head (no CPUs)
+        assert record["cluster"]["attempts"] == [record["node"]] and not record["cluster"]["retried"]
+        assert record["grade"]["submission_path"] == str(
+            remote / "default" / cid / str(seed) / "submission" / "submission.csv"
+        )
+        for key in ("status", "agent_hash", "limits", "description", "agent_stderr_tail"):
+            assert record[key] == here[key], key
+        assert "node" not in here and "cluster" not in here  # a local record is as it always was
+    if agent == "dummy":  # the same command again: everything is done, nothing runs twice
+        again = _run(cluster, "--agent", agent, "--seeds", str(seeds), runs=remote, data=data_dir)
+        assert f"{runs} of {runs} run(s) already finished; running 0" in again
+
+
+def test_gpu_runs_land_on_the_node_that_declares_gpus(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    process = _podium(cluster, "--agent", "dummy", "--gpus", "1", "--sandbox", "local", runs=runs, data=data_dir)
+    out, _ = process.communicate(timeout=300)
+    gpu_node = cluster.workers["gpu"].node_id[:8]
+    records = _records(runs)
+    assert len(records) == 2, out
+    for record in records.values():
+        assert record["node"].endswith(gpu_node), out
+        assert record["limits"]["gpus"] == 1 and record["limits"]["gpu_ids"] == [0]
+
+
+def test_a_custom_resource_pins_runs_and_an_impossible_one_is_refused(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _run(cluster, "--agent", "dummy", "--ray-resource", "accel", runs=runs, data=data_dir)
+    gpu_node = cluster.workers["gpu"].node_id[:8]
+    assert all(r["node"].endswith(gpu_node) for r in _records(runs).values())
+    process = _podium(cluster, "--agent", "dummy", "--ray-resource", "tpu=4", runs=tmp_path / "other", data=data_dir)
+    out, _ = process.communicate(timeout=120)
+    assert process.returncode == 2 and "no node of the Ray cluster has" in out and "tpu=4" in out
+
+
+def _wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def test_driver_killed_mid_batch_then_rerun_loses_and_doubles_nothing(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs, agent = tmp_path / "runs", _slow_agent(tmp_path)
+    args = ("--agent", str(agent), "--seeds", "3")
+    driver = _podium(cluster, *args, runs=runs, data=data_dir, start_new_session=True)
+    _wait_for(lambda: len(_records(runs)) >= 1)  # one run landed, others still going on the nodes
+    landed = _records(runs)
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.communicate(timeout=60)
+    assert len(landed) < 6
+    out = _run(cluster, *args, runs=runs, data=data_dir)
+    assert f"{len(landed)} of 6 run(s) already finished; running {6 - len(landed)}" in out
+    records = _records(runs)
+    assert len(records) == 6 and len(_rows(runs)) == 6
+    for key, record in landed.items():  # landed before the kill: kept, not run again
+        assert records[key]["started_at"] == record["started_at"]
+    assert not list(runs.glob("default/*/.*.tmp-*")), "no staging folder is left"
+
+
+def test_a_node_removed_mid_batch_is_retried_once_elsewhere(cluster, data_dir: Path, tmp_path: Path) -> None:
+    doomed = cluster.add_node(num_cpus=2, resources={"pool": 2})
+    cluster.wait_for_nodes()
+    runs, agent = tmp_path / "runs", _slow_agent(tmp_path)
+    driver = _podium(cluster, "--agent", str(agent), "--seeds", "2", runs=runs, data=data_dir)
+
+    def on_doomed() -> bool:
+        return any(doomed.node_id[:8] in p.read_text() for p in runs.glob("default/*/.*.tmp-*/node.txt"))
+
+    _wait_for(on_doomed)
+    live = {r.node for r in RunsIndex(runs).live()}  # what `podium serve` lists: the node of each run going
+    assert any(node and node.endswith(doomed.node_id[:8]) for node in live), live
+    cluster.remove_node(doomed)
+    out, _ = driver.communicate(timeout=300)
+    assert driver.returncode == 0, out
+    records = _records(runs)
+    assert len(records) == 4 and len(_rows(runs)) == 4
+    retried = [r for r in records.values() if r["cluster"]["retried"]]
+    assert retried, out
+    for record in retried:
+        first, again = record["cluster"]["attempts"]
+        assert first.endswith(doomed.node_id[:8]) and record["node"] == again != first
+        assert record["status"] == "finished" and record["grade"]["valid_submission"]
+    with TestClient(create_app(runs)) as client:  # the run's page names its node and the retry
+        record = retried[0]
+        page = client.get(f"/run/default/{record['competition_id']}/{record['seed']}").text
+        assert f"{record['node']} (retried; took it: {first}, {again})" in page
+
+
+def _ctrl_c() -> None:
+    """SIGINT handled as a terminal gives it, even under a runner that started the tests in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _sleeping(seconds: int) -> list[int]:
+    """The pids of `sleep SECONDS` processes on this machine (the slow agent's, on any node)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", str(seconds).encode()]:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ctrl_c_cancels_the_runs_and_leaves_no_process_on_any_node(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs, agent = tmp_path / "runs", _slow_agent(tmp_path, seconds=97)
+    driver = _podium(cluster, "--agent", str(agent), "--seeds", "2", runs=runs, data=data_dir, preexec_fn=_ctrl_c)
+    _wait_for(lambda: len(_sleeping(97)) >= 2)  # agents are running on the nodes
+    driver.send_signal(signal.SIGINT)
+    out, _ = driver.communicate(timeout=120)
+    assert driver.returncode == 130, out
+    assert "cancelling" in out
+    _wait_for(lambda: not _sleeping(97), timeout=30)
+    assert not list(runs.glob("default/*/.*.tmp-*")) and not _records(runs)
+
+
+def test_nodes_read_a_shared_data_dir_checked_against_the_checksums(cluster, data_dir: Path, tmp_path: Path) -> None:
+    """--node-data-dir: nothing is shipped; each node checks the shared public folder and remembers it."""
+    runs = tmp_path / "runs"
+    _run(cluster, "--agent", "dummy", "--node-data-dir", str(data_dir), runs=runs, data=data_dir)
+    records = _records(runs)
+    assert len(records) == 2 and all(r["grade"]["valid_submission"] for r in records.values())
+    verified = Path(os.environ["PODIUM_NODE_CACHE"]) / "verified"
+    assert len(list(verified.iterdir())) >= 2  # one mark per competition (and node that ran it)
