@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         action="append",
-        help="a built-in agent (dummy, baseline, search, aide) or a folder with agent.yaml; repeat it to run "
+        help="a built-in agent (dummy, baseline, search, aide, mlab) or a folder with agent.yaml; repeat it to run "
         "several agents, each in its own run group GROUP-NAME, compared at the end (default: baseline)",
     )
     which = p.add_mutually_exclusive_group()

@@ -212,6 +212,7 @@ def _sandboxed(
                 proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
                 relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
                 mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
+                mounts.append(Mount(sandbox_file("podium_llm.py"), "/home/podium_llm.py"))
                 env.update(_llm_env(llm, config.sandbox, tcp=llm.bridge or config.agent.mlebench))
                 if llm.bridge:
                     mounts.append(Mount(sandbox_file("llm_bridge.py"), "/home/llm_bridge.py"))

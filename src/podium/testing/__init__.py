@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from podium.testing.scripted_llm import Fail, Reply, ScriptedLLM, Stall, ToolCall, load_script
+from podium.testing.scripted_llm import Fail, Reply, ScriptedLLM, Stall, ToolCall, load_script, research_step
 
-__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "ToolCall", "load_script"]
+__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "ToolCall", "load_script", "research_step"]

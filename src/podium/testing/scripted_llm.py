@@ -9,7 +9,8 @@ Each request takes the next step: :class:`Reply` (an assistant text), :class:`To
 call; ``arguments`` as a str are sent verbatim, which is how a test sends a malformed call),
 :class:`Fail` (an error status, with ``Retry-After``), :class:`Stall` (a stream that stops sending, or
 an answer that never comes within ``seconds``), or a callable ``(request) -> step`` that answers by
-what was asked. When the script runs out every request gets 500 "script exhausted", so a test that
+what was asked. :func:`research_step` writes an answer in the research agent's format (``mlab``:
+Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input). When the script runs out every request gets 500 "script exhausted", so a test that
 asks for more than it scripted fails visibly instead of hanging.
 
 Token counts are whitespace-separated words: input = the words of every message's text (system
@@ -37,7 +38,7 @@ from typing import Any, Self
 
 from podium.services._http import send_json
 
-__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script"]
+__all__ = ["Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script", "research_step"]
 
 _MAX_BODY = 8 << 20
 
@@ -82,6 +83,22 @@ def _input_tokens(body: dict[str, Any]) -> int:
     return _words(body.get("system") or "") + sum(_words(m.get("content")) for m in body.get("messages") or [])
 
 
+def research_step(
+    action: str,
+    action_input: dict[str, Any],
+    *,
+    reflection: str = "Nothing is known yet.",
+    plan: str = "1. Understand the data (in progress). 2. Train a model (to do). 3. Submit (to do).",
+    fact_check: str = "Nothing new to check.",
+    thought: str = "Take the next step of the plan.",
+) -> str:
+    """An answer in the research agent's format: the six parts, the input as one JSON object."""
+    return (
+        f"Reflection: {reflection}\nResearch Plan and Status: {plan}\nFact Check: {fact_check}\n"
+        f"Thought: {thought}\nAction: {action}\nAction Input: {json.dumps(action_input)}\n"
+    )
+
+
 def load_script(path: Path) -> list[Step]:
     """A script from a JSON list (see the module docstring)."""
     steps: list[Step] = []
@@ -92,6 +109,9 @@ def load_script(path: Path) -> list[Step]:
             steps.append(ToolCall(item["tool_call"]["name"], item["tool_call"].get("arguments", {})))
         elif "fail" in item:
             steps.append(Fail(int(item["fail"]), str(item.get("message", "scripted failure")), item.get("retry_after")))
+        elif "research_step" in item:
+            step = item["research_step"]
+            steps.append(Reply(research_step(str(step["action"]), dict(step.get("input") or {}))))
         elif "stall" in item:
             steps.append(Stall(float(item["stall"])))
         else:
