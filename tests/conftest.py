@@ -137,6 +137,7 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The local-model tests run last: in CI their model server is still compiling in the background
-    (scripts/local_model.sh) while the rest of the suite runs."""
-    items.sort(key=lambda item: item.get_closest_marker("local_model") is not None)
+    """The local-model and root-filesystem tests run last: in CI their model server and the openhands
+    environment are still building in the background (scripts/local_model.sh, scripts/openhands_env.sh)
+    while the rest of the suite runs."""
+    items.sort(key=lambda item: any(item.get_closest_marker(m) is not None for m in ("rootfs", "local_model")))

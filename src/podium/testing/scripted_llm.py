@@ -169,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             if isinstance(step, ToolCall):
                 value: Any = step.arguments
-                blocks.append({"type": "tool_use", "id": "toolu_1", "name": step.name, "input": value})
+                blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": step.name, "input": value})
             answer = {
                 "id": f"msg_{uuid.uuid4().hex[:8]}", "type": "message", "role": "assistant", "model": model,
                 "content": blocks, "stop_reason": "tool_use" if isinstance(step, ToolCall) else "end_turn",
@@ -178,9 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if isinstance(step, ToolCall):
-                message["tool_calls"] = [
-                    {"id": "call_1", "type": "function", "function": {"name": step.name, "arguments": arguments}}
-                ]
+                call = {"name": step.name, "arguments": arguments}  # a fresh id each time, as providers give
+                message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function", "function": call}]
             answer = {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:8]}", "object": "chat.completion", "created": int(time.time()),
                 "model": model, "choices": [{"index": 0, "message": message,
@@ -208,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             delta: dict[str, Any] = {"role": "assistant", "content": text}
             if isinstance(step, ToolCall):
-                delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": step.name, "arguments": arguments}}]  # fmt: skip
+                delta["tool_calls"] = [{"index": 0, "id": f"call_{uuid.uuid4().hex[:8]}", "type": "function", "function": {"name": step.name, "arguments": arguments}}]  # fmt: skip
             events.append((None, {"object": "chat.completion.chunk", "model": model, "choices": [{"index": 0, "delta": delta}]}))  # fmt: skip
             if (body.get("stream_options") or {}).get("include_usage"):
                 events.append((None, {"object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out}}))  # fmt: skip
