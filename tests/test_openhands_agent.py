@@ -131,7 +131,10 @@ class Model:
             ("terminal", {"command": "ls /home/data; python3 --version; ls /work /root/.pyenv 2>&1 | head -3"}),
             ("file_editor", {"command": "create", "path": "/home/code/train.py", "file_text": BUGGY}),
             ("terminal", {"command": "cd /home/code && python train.py"}),
-            ("file_editor", {"command": "create", "path": "/home/code/train.py", "file_text": FIXED}),
+            (
+                "file_editor",
+                {"command": "str_replace", "path": "/home/code/train.py", "old_str": BUGGY, "new_str": FIXED},
+            ),
             ("terminal", {"command": "cd /home/code && python train.py && /home/validate_submission.sh"}),
             ("finish", {"message": "the submission is in place"}),
         ]

@@ -122,7 +122,9 @@ class BwrapSandbox:
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         devices = gpu_device_files(limits.gpus)
         # the logs are opened once the writable folders are staged: they stay in the host folder
-        prefixes = python_prefixes() if self.root is None else []  # the host's Python is not in another system
+        # the host's Python is not in another system; the root filesystem is staged as a prefix is, so that
+        # bwrap, running as the agent's unprivileged id, can reach it wherever it lies
+        prefixes = python_prefixes() if self.root is None else [str(self.root)]
         with staged(mounts, limits, prefixes) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
@@ -177,7 +179,8 @@ class BwrapSandbox:
         for key, value in {**base, **env}.items():
             args += ["--setenv", key, value]
         if self.root is not None:  # another system as /, with the run's own passwd, group and hosts
-            args += ["--ro-bind", str(self.root), "/"]
+            source = next((s for s, target in staged.prefixes if target == str(self.root)), str(self.root))
+            args += ["--ro-bind", source, "/"]
             for name in ("passwd", "group", "hosts"):
                 args += ["--ro-bind", str(staged.etc_dir / name), f"/etc/{name}"]
         else:
@@ -186,7 +189,8 @@ class BwrapSandbox:
         args += ["--proc", "/proc", *proc_covers(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
         for source, target in staged.prefixes:
-            args += ["--ro-bind", source, target]
+            if self.root is None:
+                args += ["--ro-bind", source, target]
         for device in devices:
             args += ["--dev-bind", device, device]
         for mount in sorted(staged.mounts, key=lambda m: m.target.count("/")):  # parents before what is in them
