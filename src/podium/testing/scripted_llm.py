@@ -169,7 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             if isinstance(step, ToolCall):
                 value: Any = step.arguments
-                blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": step.name, "input": value})
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": step.name, "input": value}
+                )
             answer = {
                 "id": f"msg_{uuid.uuid4().hex[:8]}", "type": "message", "role": "assistant", "model": model,
                 "content": blocks, "stop_reason": "tool_use" if isinstance(step, ToolCall) else "end_turn",
