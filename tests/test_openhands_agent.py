@@ -183,3 +183,39 @@ def test_openhands_runs_end_to_end_on_two_practice_competitions(tmp_path: Path) 
         assert llm["input_tokens"] > 0 and llm["output_tokens"] > 0 and llm["calls"] >= 6
         calls += llm["calls"]
     assert calls == len(asked) and all(r["body"]["model"] == "scripted-1" for r in asked)
+
+
+@pytest.mark.rootfs
+@pytest.mark.parametrize("sandbox_name", ["bwrap", "docker"])
+def test_an_agent_in_the_root_filesystem_sees_it_and_not_the_host(sandbox_name: str, tmp_path: Path) -> None:
+    """The environment as `/`: Debian 13's Python 3.13 and OpenHands' packages, the usual mounts on top, and
+    nothing of the host's system (its /work, its pyenv Python). Docker imports it as a local image first."""
+    from podium.environments import ENV_MOUNT
+    from podium.errors import PodiumError
+    from podium.sandbox import ROOTFS_PATH, Limits, Mount, get_sandbox
+
+    built = find(load_profile("openhands"), _env_dir())
+    assert built is not None and built.root is not None
+    try:
+        sandbox = get_sandbox(sandbox_name, root=built.root)
+    except PodiumError as error:
+        if sandbox_name == "docker" and os.environ.get("PODIUM_REQUIRE_DOCKER") != "1":
+            pytest.skip(f"docker sandbox unavailable: {error}")
+        raise
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.csv").write_text("id,y\n1,0\n")
+    script = (
+        "import os, subprocess, sys, openhands.sdk\n"
+        "print('PY', sys.version_info[:2])\n"
+        "print('DATA', open('/home/data/train.csv').read().split()[0])\n"
+        "print('HOST', [p for p in ('/work', '/root/.pyenv', '/usr/bin/python3.11') if os.path.exists(p)])\n"
+        "print('NUMPY', subprocess.run(['python', '-c', 'import numpy']).returncode)\n"  # the code environment
+    )
+    result = sandbox.run(
+        ["/opt/openhands/bin/python", "-c", script], mounts=[Mount(tmp_path / "data", "/home/data")],
+        env={"PATH": f"{ENV_MOUNT}/bin:{ROOTFS_PATH}", "OPENHANDS_SUPPRESS_BANNER": "1"},
+        limits=Limits(wall_seconds=180), workdir="/home", stdout=tmp_path / "out.txt", stderr=tmp_path / "err.txt",
+    )  # fmt: skip
+    out = (tmp_path / "out.txt").read_text()
+    assert result.exit_code == 0, (tmp_path / "err.txt").read_text()[-2000:]
+    assert "PY (3, 13)" in out and "DATA id,y" in out and "HOST []" in out and "NUMPY 0" in out
