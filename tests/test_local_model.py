@@ -195,7 +195,9 @@ def test_smollm2_drives_openhands_through_the_proxy(server: str, tmp_path: Path,
     env_dir = _env_dir()
     agent = tmp_path / "openhands"
     shutil.copytree(BUILTIN / "openhands", agent)
-    text = (agent / "agent.yaml").read_text().replace('OPENHANDS_STEPS: "500"', 'OPENHANDS_STEPS: "2"')
+    # llama.cpp's server takes a message's content only as a string
+    text = (agent / "agent.yaml").read_text()
+    text = text.replace('OPENHANDS_STEPS: "500"', 'OPENHANDS_STEPS: "2", OPENHANDS_STRING_CONTENT: "1"')
     (agent / "agent.yaml").write_text(text)
     runs = tmp_path / "runs"
     result = subprocess.run(
@@ -210,8 +212,6 @@ def test_smollm2_drives_openhands_through_the_proxy(server: str, tmp_path: Path,
     out = (run / "logs" / "agent.stdout.log").read_text()
     assert "OpenHands finished" in out, out[-3000:] + (run / "logs" / "agent.stderr.log").read_text()[-3000:]
     record = json.loads((run / "record.json").read_text())
-    # counted by the proxy; llama.cpp's server, given OpenHands' tools, may answer SmolLM2's calls with no tokens
-    assert record["grade"]["valid_submission"] and record["llm"]["calls"] >= 1 and record["llm"]["input_tokens"] > 0
+    assert record["grade"]["valid_submission"] and record["llm"]["calls"] >= 1 and record["llm"]["output_tokens"] > 0
     calls = [json.loads(line) for line in (run / "llm_calls.jsonl").read_text().splitlines()]
     assert all(c["status"] == 200 and c["output_tokens"] <= ANSWER_CAP for c in calls), calls
-    assert sum(c["input_tokens"] for c in calls) == record["llm"]["input_tokens"]

@@ -102,11 +102,15 @@ def _llm(model: str) -> Any:
     from openhands.sdk import LLM
 
     provider = os.environ.get("PODIUM_LLM_PROVIDER", "openai")
+    # OPENHANDS_STRING_CONTENT=1: messages' content as plain strings, for OpenAI-compatible servers that
+    # refuse content given as a list of parts (llama.cpp's); unset, OpenHands decides per model
+    strings = True if os.environ.get("OPENHANDS_STRING_CONTENT") == "1" else None
     if provider == "anthropic":
         return LLM(model=f"anthropic/{model}", base_url=os.environ["ANTHROPIC_BASE_URL"],
                    api_key=os.environ.get("ANTHROPIC_API_KEY", "podium"), usage_id="agent")  # fmt: skip
     return LLM(model=f"openai/{model}", base_url=os.environ["OPENAI_BASE_URL"],
-               api_key=os.environ.get("OPENAI_API_KEY", "podium"), usage_id="agent")  # fmt: skip
+               api_key=os.environ.get("OPENAI_API_KEY", "podium"), usage_id="agent",
+               force_string_serializer=strings)  # fmt: skip
 
 
 def _task() -> str:
