@@ -78,7 +78,7 @@ class Journal:
             if kind == "ActionEvent":
                 action = getattr(event, "action", None)
                 arguments = action.model_dump(mode="json", exclude={"kind"}) if action is not None else {}
-                node = {
+                node: dict[str, Any] = {
                     "id": len(self.nodes), "parent": len(self.nodes) - 1 if self.nodes else None,
                     "operator": str(getattr(event, "tool_name", "action")),
                     "plan": _text(getattr(event, "thought", None)), "summary": json.dumps(arguments)[:2000],
@@ -88,9 +88,10 @@ class Journal:
                 self.nodes[str(getattr(event, "tool_call_id", node["id"]))] = node
                 self._write(node)
             elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
-                node = self.nodes.get(str(getattr(event, "tool_call_id", "")))
-                if node is None:
+                found = self.nodes.get(str(getattr(event, "tool_call_id", "")))
+                if found is None:
                     return
+                node = found
                 output = _text(getattr(event, "observation", None) or getattr(event, "error", None))
                 node["output_tail"] = _ESCAPES.sub("", output)[-_OUTPUT_CHARS:]
                 node["seconds"] = round(time.monotonic() - self.started - node["started_s"], 2)
