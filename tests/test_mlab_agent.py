@@ -15,6 +15,8 @@ import pytest
 
 from podium import registry
 from podium.agents import BUILTIN
+from podium.paths import RunPaths
+from podium.serve.journal import load_journal
 from podium.services import sandbox_file
 from podium.testing import Reply, ScriptedLLM, research_step
 from test_llm_agents import _agent as copy_agent
@@ -182,6 +184,8 @@ def test_mlab_runs_end_to_end_on_two_practice_competitions(
         assert not fixed["is_bug"] and fixed["valid"] and "passed the validation endpoint" in fixed["output_tail"]
         assert all(step["input_tokens"] > 0 and step["output_tokens"] > 0 for step in journal)
         assert "compressed" in out and (run / "logs" / "research_log.md").read_text().startswith("Summary")
+        shown = load_journal(RunPaths(run))  # what podium serve draws: a chain of steps, scripts' code read back
+        assert shown is not None and [n.operator for n in shown.nodes] == actions and FIXED in str(shown.nodes[4].code)
         snapshots = (run / "logs" / "snapshots" / "snapshots.jsonl").read_text().splitlines()
         assert [json.loads(s)["source"] for s in snapshots] == ["sample", "step0005"]
         record = json.loads((run / "record.json").read_text())

@@ -23,7 +23,9 @@ import pytest
 from podium.environments import find, load_profile
 from podium.environments import rootfs as rootfs_module
 from podium.errors import UsageError
+from podium.paths import RunPaths
 from podium.sandbox import BwrapSandbox
+from podium.serve.journal import load_journal
 from podium.testing import ScriptedLLM, ToolCall
 
 ENV_DIR = os.environ.get("PODIUM_OPENHANDS_ENV_DIR")
@@ -175,6 +177,9 @@ def test_openhands_runs_end_to_end_on_two_practice_competitions(tmp_path: Path) 
         assert "no_such_column" in steps[2]["output_tail"]  # the crash, seen by the agent
         assert "written" in steps[4]["output_tail"] and "valid" in steps[4]["output_tail"].lower()
         assert "the submission in place is valid" in out
+        shown = load_journal(RunPaths(run))  # what podium serve draws
+        assert shown is not None and [n.operator for n in shown.nodes] == [s["operator"] for s in steps]
+        assert FIXED in str(shown.nodes[1].code)  # the script as it ended, read back from the run's code folder
         assert list((run / "logs" / "openhands").rglob("*.json")), "OpenHands' own event files"
         record = json.loads((run / "record.json").read_text())
         assert record["grade"]["valid_submission"] and record["environment"]["name"] == "openhands"
