@@ -75,10 +75,15 @@ def env_dir(minimal_env_dir: Path) -> Path:
     return minimal_env_dir
 
 
-def _agent(tmp_path: Path, **env: str) -> Path:
-    folder = tmp_path / "search"
-    shutil.copytree(BUILTIN / "search", folder)
-    settings = {"SEARCH_DRAFTS": "3", "SEARCH_STEPS": "6", "SEARCH_STEP_TIMEOUT": "8", "OMP_NUM_THREADS": "1", **env}
+SEARCH_SETTINGS = {"SEARCH_DRAFTS": "3", "SEARCH_STEPS": "6", "SEARCH_STEP_TIMEOUT": "8", "OMP_NUM_THREADS": "1"}
+
+
+def _agent(tmp_path: Path, builtin: str = "search", settings: dict[str, str] | None = None, **env: str) -> Path:
+    """A copy of a built-in agent whose agent.yaml's env: is ``settings`` (the search agent's test settings)
+    with ``env`` on top."""
+    folder = tmp_path / builtin
+    shutil.copytree(BUILTIN / builtin, folder)
+    settings = {**(SEARCH_SETTINGS if settings is None else settings), **env}
     text = (folder / "agent.yaml").read_text()
     text = "\n".join(line for line in text.splitlines() if not line.startswith("env:"))
     (folder / "agent.yaml").write_text(text + f"\nenv: {json.dumps(settings)}\n")

@@ -331,3 +331,16 @@ def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
     runs = page.eval_on_selector_all("table.runs a[href]", "links => links.map(a => a.href)")
     assert len(runs) == 2 * 3 * len(PRACTICE)
     assert all(Path(link.removeprefix("file://")).joinpath("record.json").is_file() for link in runs), runs[:3]
+
+
+def test_several_agents_on_named_competitions_are_compared_on_those(tmp_path: Path) -> None:
+    """`podium run --agent A --agent B --competitions X` (the seed's table for a few competitions): the
+    report across the agents covers the competitions named, not a whole split they did not run."""
+    result = _podium(
+        "run", "--agent", "dummy", "--agent", "baseline", "--competitions", "practice-wine", "--run-group", "few",
+        "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "no report across the agents" not in result.stderr
+    assert "== A = dummy (few-dummy) against B = baseline (few-baseline) ==" in result.stdout
+    assert "On the 1 competitions both ran" in result.stdout

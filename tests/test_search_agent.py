@@ -19,8 +19,8 @@ sys.path.insert(0, str(BUILTIN / "search"))
 sys.path.insert(0, str(sandbox_file("podium_submission.py").parent))
 
 from journal import Journal
-from llm_client import Completion
 from operators import Context, Unusable, extract_code, review, write_code
+from podium_llm import Completion
 from podium_submission import Submission
 from policies import Evolutionary, Greedy
 from runner import run_code

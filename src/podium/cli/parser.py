@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         action="append",
-        help="a built-in agent (dummy, baseline, search, aide) or a folder with agent.yaml; repeat it to run "
+        help="a built-in agent (dummy, baseline, search, aide, mlab, openhands) or a folder with agent.yaml; repeat "
+        "it to run "
         "several agents, each in its own run group GROUP-NAME, compared at the end (default: baseline)",
     )
     which = p.add_mutually_exclusive_group()
@@ -226,7 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("env", help="build, list and remove the environments agents' code runs with")
     env_sub = p.add_subparsers(dest="env_command", required=True)
     q = env_sub.add_parser("build", help="build an environment from a profile (cached by its digest)")
-    q.add_argument("--profile", default="minimal", help="minimal, standard, or a pinned requirements .txt file")
+    q.add_argument(
+        "--profile",
+        default="minimal",
+        help="minimal, standard, openhands (a Debian 13 root filesystem), a requirements .txt or a rootfs .yaml",
+    )
     q.add_argument("--gpu", action="store_true", help="the profile's GPU (CUDA) variant")
     q.add_argument("--requirement", action="append", default=None, metavar="PKG==VER", help="an extra pinned package")
     q.add_argument("--force", action="store_true", help="build again even if built")

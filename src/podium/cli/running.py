@@ -50,7 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if batch.interrupted:
             return EXIT_INTERRUPTED
     if len(agents) > 1:
-        _compare_groups(Path(args.runs_dir), groups)
+        _compare_groups(Path(args.runs_dir), groups, [c.id for c in comps] if args.competitions else args.split)
     return status
 
 
@@ -126,18 +126,27 @@ def _run_config(args: argparse.Namespace, agent: AgentSpec, group: str, data_dir
     )
 
 
-def _compare_groups(runs_dir: Path, groups: list[str]) -> None:
-    """After a run of several agents: `podium report` over their groups (pass@k, the comparisons)."""
+def _compare_groups(runs_dir: Path, groups: list[str], split: str | list[str]) -> None:
+    """After a run of several agents: `podium report` over their groups (pass@k, the comparisons) on what
+    they ran: the split, or the competitions named (as a split file, ``competitions.txt``)."""
+    import tempfile
+
     from podium.report import build_report, load_inputs, render
 
     paths = [str(runs_dir / group) for group in groups]
-    try:
-        report = build_report(load_inputs(paths))
-    except UsageError as exc:
-        print(f"podium: no report across the agents: {exc}", file=sys.stderr)
-        return
+    with tempfile.TemporaryDirectory() as folder:
+        if isinstance(split, list):
+            listed = Path(folder) / "competitions.txt"
+            listed.write_text("\n".join(split) + "\n", encoding="utf-8")
+            split = str(listed)
+        try:
+            report = build_report(load_inputs(paths), split=split)
+        except UsageError as exc:
+            print(f"podium: no report across the agents: {exc}", file=sys.stderr)
+            return
     print(render(report, "text"))
-    print(f"the same, with every run and an HTML file: podium report {' '.join(paths)} --output report.html")
+    named = f" --split {split}" if not split.endswith(".txt") else ""
+    print(f"the same, with every run and an HTML file: podium report {' '.join(paths)}{named} --output report.html")
 
 
 def _report_batch(config: RunConfig, batch: Batch) -> int:

@@ -9,6 +9,10 @@ profile on the same machine is the same environment, and a changed pin is a new 
 ``podium-env.json``: its profile, requirements, the lock (``pip freeze`` of what was installed),
 Python, size and build time.
 
+A *rootfs profile* (``profiles/<name>.yaml``: ``openhands``) is a whole Debian system instead, for an
+agent whose Python is not the host's (:mod:`podium.environments.rootfs`); the sandbox mounts it as
+``/``, read-only, and the code environment inside it sits at :data:`ENV_MOUNT` as usual.
+
 Inside a sandbox it is mounted read-only at :data:`ENV_MOUNT` and put first on ``PATH``, whatever
 path podium itself lives at; its interpreter is the host's (bwrap and docker's host image mount
 that read-only), and its scripts are rewritten to start from the mounted path. The run record
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import owner
+from podium.environments.rootfs import RootfsSpec, build_rootfs, parse_rootfs_profile
 from podium.errors import PodiumError, UsageError
 
 __all__ = [
@@ -59,7 +64,7 @@ __all__ = [
 #: Where an environment is mounted inside every sandbox.
 ENV_MOUNT = "/opt/podium/env"
 #: The profiles shipped with podium.
-PROFILES = ("minimal", "standard")
+PROFILES = ("minimal", "standard", "openhands")
 _RECORD = "podium-env.json"
 _PROFILE_DIR = Path(str(resources.files("podium") / "environments" / "profiles"))
 
@@ -71,10 +76,15 @@ class Profile:
     name: str
     requirements: tuple[str, ...]
     gpu: bool = False
+    rootfs: RootfsSpec | None = None  # a whole system (a rootfs profile), not a virtualenv of the host's Python
 
     @property
     def digest(self) -> str:
-        """What makes two environments the same: requirements, building Python, machine."""
+        """What makes two environments the same: requirements, building Python, machine (for a root
+        filesystem: its suite, packages and pins, and the machine)."""
+        if self.rootfs is not None:
+            spec = {**asdict(self.rootfs), "machine": platform.machine(), "format": 1}
+            return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
         key = {
             "requirements": sorted(self.requirements),
             "gpu": self.gpu,
@@ -103,14 +113,22 @@ class Environment:
     gpu: bool
     created_at: str
     size_bytes: int
+    rootfs: bool = False  # a whole system at path/rootfs, mounted as the sandbox's /
+    build_seconds: float | None = None
 
     @property
     def python_path(self) -> Path:
         return self.path / "bin" / "python"
 
+    @property
+    def root(self) -> Path | None:
+        """The root filesystem a sandbox mounts as ``/`` (a rootfs environment), else None."""
+        return self.path / "rootfs" if self.rootfs else None
+
     def summary(self) -> dict[str, Any]:
         """What a run record keeps of it."""
-        return {"name": self.name, "digest": self.digest, "gpu": self.gpu, "python": self.python}
+        kept = {"name": self.name, "digest": self.digest, "gpu": self.gpu, "python": self.python}
+        return kept | ({"rootfs": True} if self.rootfs else {})
 
 
 def env_root() -> Path:
@@ -147,6 +165,8 @@ def load_profile(name_or_path: str, *, gpu: bool = False, extra: Sequence[str] =
     """A shipped profile by name (``minimal``, ``standard``; ``gpu`` takes its ``-gpu`` variant) or a
     requirements file by path; ``extra`` requirements are added (an agent's own)."""
     path = Path(name_or_path)
+    if path.suffix == ".yaml" or (name_or_path in PROFILES and (_PROFILE_DIR / f"{name_or_path}.yaml").is_file()):
+        return _load_rootfs_profile(path if path.suffix == ".yaml" else _PROFILE_DIR / f"{name_or_path}.yaml", gpu)
     if path.suffix == ".txt" or os.sep in name_or_path:
         if not path.is_file():
             raise UsageError(f"environment profile {name_or_path!r}: no such file. Fix: give a requirements file")
@@ -164,6 +184,21 @@ def load_profile(name_or_path: str, *, gpu: bool = False, extra: Sequence[str] =
     if not requirements:
         raise UsageError(f"environment profile {path} lists no package")
     return Profile(name, requirements, gpu)
+
+
+def _load_rootfs_profile(path: Path, gpu: bool) -> Profile:
+    import yaml
+
+    if gpu:
+        raise UsageError(f"profile {path.stem!r} has no GPU variant. Fix: drop --gpu")
+    if not path.is_file():
+        raise UsageError(f"environment profile {path}: no such file. Fix: give a rootfs profile (.yaml)")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    spec = parse_rootfs_profile(path, raw, _read_requirements(_PROFILE_DIR / "minimal.txt"))
+    return Profile(path.stem, spec.agent_requirements + spec.code_requirements, rootfs=spec)
 
 
 def _read(folder: Path) -> Environment | None:
@@ -288,6 +323,10 @@ def build(profile: Profile, root: Path | None = None, *, force: bool = False) ->
     started = time.monotonic()
     print(f"building environment {profile.name} ({len(profile.requirements)} requirements) in {final}", file=sys.stderr)
     try:
+        if profile.rootfs is not None:
+            lock = build_rootfs(profile.rootfs, staging, ENV_MOUNT)
+            _place(profile, staging, final, lock, profile.rootfs.python, started)
+            return _built(profile, base, started)
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(staging)], check=True, capture_output=True)
         with_deps = [r for r in profile.requirements if not r.endswith(NO_DEPS)]
         without = [r.removesuffix(NO_DEPS).strip() for r in profile.requirements if r.endswith(NO_DEPS)]
@@ -305,27 +344,39 @@ def build(profile: Profile, root: Path | None = None, *, force: bool = False) ->
             _pip(python, "check", log=log)
         lock = tuple(line for line in _pip(python, "freeze", log=log).splitlines() if line.strip())
         _relocate(staging, staging)
-        record = Environment(
-            name=profile.name,
-            digest=profile.digest,
-            path=final,
-            requirements=profile.requirements,
-            lock=lock,
-            python=platform.python_version(),
-            gpu=profile.gpu,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            size_bytes=_size(staging),
-        )
-        data = {k: v for k, v in asdict(record).items() if k != "path"}
-        (staging / _RECORD).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(staging, final)
+        _place(profile, staging, final, lock, platform.python_version(), started)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    print(f"environment {profile.name} built in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return _built(profile, base, started)
+
+
+def _place(profile: Profile, staging: Path, final: Path, lock: tuple[str, ...], python: str, started: float) -> None:
+    """Write the record into the finished build and rename it into place."""
+    record = Environment(
+        name=profile.name,
+        digest=profile.digest,
+        path=final,
+        requirements=profile.requirements,
+        lock=lock,
+        python=python,
+        gpu=profile.gpu,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        size_bytes=_size(staging),
+        rootfs=profile.rootfs is not None,
+        build_seconds=round(time.monotonic() - started, 1),
+    )
+    data = {k: v for k, v in asdict(record).items() if k != "path"}
+    (staging / _RECORD).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(staging, final)
+
+
+def _built(profile: Profile, base: Path, started: float) -> Environment:
     built = find(profile, base)
     assert built is not None
+    size = f"{built.size_bytes / 2**20:.0f} MiB"
+    print(f"environment {profile.name} built in {time.monotonic() - started:.0f} s ({size})", file=sys.stderr)
     return built
 
 

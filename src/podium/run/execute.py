@@ -35,7 +35,7 @@ from podium.records import GradeReport, RunRecord
 from podium.run.config import RunConfig, hardware
 from podium.run.gpus import RunInterrupted
 from podium.run.outcome import tail_lines
-from podium.sandbox import ExecResult, Limits, Mount, default_env, get_sandbox
+from podium.sandbox import ROOTFS_PATH, ExecResult, Limits, Mount, default_env, get_sandbox
 from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
 from podium.units import duration
 
@@ -224,9 +224,12 @@ def _sandboxed(
         ]
     if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
         mounts.append(Mount(config.agent.folder, "/home/agent"))
+    root = config.environment.root if config.environment is not None else None
     if config.environment is not None:  # the agent's code runs with its own environment, first on PATH
-        mounts.append(Mount(config.environment.path, ENV_MOUNT))
-        env = {"PATH": f"{ENV_MOUNT}/bin:{default_env()['PATH']}", "PODIUM_ENV": ENV_MOUNT, **env}
+        if root is None:
+            mounts.append(Mount(config.environment.path, ENV_MOUNT))
+        system_path = ROOTFS_PATH if root is not None else default_env()["PATH"]  # a root filesystem holds it
+        env = {"PATH": f"{ENV_MOUNT}/bin:{system_path}", "PODIUM_ENV": ENV_MOUNT, **env}
     limits = Limits(
         wall_seconds=config.time_limit,
         memory_bytes=config.memory_bytes,
@@ -246,13 +249,14 @@ def _sandboxed(
                 proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
                 relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
                 mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
+                mounts.append(Mount(sandbox_file("podium_llm.py"), "/home/podium_llm.py"))
                 env.update(_llm_env(llm, config.sandbox, tcp=llm.bridge or config.agent.mlebench))
                 if llm.bridge:
                     mounts.append(Mount(sandbox_file("llm_bridge.py"), "/home/llm_bridge.py"))
                     listen = env["PODIUM_LLM_LISTEN"]
                     command = ["python3", "/home/llm_bridge.py", "--listen", listen, "--socket", "/home/llm.sock", "--"]
                     command += list(config.agent.command)
-            sandbox = get_sandbox(config.sandbox, image=config.image)
+            sandbox = get_sandbox(config.sandbox, image=config.image, root=root)
             isolation = _isolation(sandbox.name, sandbox.isolated, mounts, paths.private)
             result = sandbox.run(
                 command,

@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from podium.errors import PodiumError
-from podium.sandbox._bwrap import BwrapSandbox, default_env
+from podium.sandbox._bwrap import ROOTFS_PATH, BwrapSandbox, default_env
 from podium.sandbox._cgroup import sweep_abandoned
 from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._local import LocalSandbox
@@ -59,6 +59,7 @@ from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, San
 SANDBOXES = ("bwrap", "docker", "local")
 
 __all__ = [
+    "ROOTFS_PATH",
     "SANDBOXES",
     "BwrapSandbox",
     "ExecResult",
@@ -78,11 +79,25 @@ __all__ = [
 ]
 
 
-def get_sandbox(name: str, image: str | None = None) -> Sandbox:
+def get_sandbox(name: str, image: str | None = None, root: Path | None = None) -> Sandbox:
     """The sandbox called ``name`` (one of :data:`SANDBOXES`), checked to work on this machine.
 
     ``image`` (docker only) is an agent image already on the engine; None runs the host image.
+    ``root`` is a root filesystem the agent runs in, read-only, instead of the host's system: bwrap binds it
+    as ``/``; docker imports it as a local image (``podium-rootfs:<environment folder>``) and runs that.
     """
+    if root is not None:
+        if name == "bwrap":
+            return BwrapSandbox(BwrapSandbox.find().executable, root)
+        if name == "docker":  # imported as a local image once, then run as an agent image is
+            from podium.sandbox._docker_images import rootfs_image
+
+            host = os.environ.get("DOCKER_HOST", "")
+            return _docker_sandbox(host, rootfs_image(_docker_sandbox(host, None).client, root))  # type: ignore[attr-defined]
+        raise PodiumError(
+            f"The agent's environment is a root filesystem ({root}), which the {name!r} sandbox cannot run "
+            "(it runs the agent on this host as it is). Fix: pass --sandbox bwrap or --sandbox docker"
+        )
     if image is not None and name != "docker":
         raise PodiumError(
             f"The agent runs in the image {image!r}, which only the 'docker' sandbox can start. "

@@ -3,7 +3,10 @@
 The command runs in new namespaces (mount, pid, net with only a private loopback, user, ipc, uts,
 cgroup), with the environment cleared (only the given ``env`` over ``PATH`` and ``HOME=/home``),
 every capability dropped, ``no_new_privs``, podium's seccomp filter, in a new session (no terminal
-injection), and dies with the harness (``--die-with-parent``). Its mounts come from the run's stage
+injection), and dies with the harness (``--die-with-parent``). Its ``/`` is the host's system
+directories and a few /etc entries, read-only; or, with ``root`` (a root-filesystem environment,
+:mod:`podium.environments.rootfs`), that folder alone, read-only, so nothing of the host's system is
+visible. Its mounts come from the run's stage
 (:mod:`podium.sandbox._stage`); bwrap reads its options from a file descriptor, so its command line
 names no host path. As root, bwrap runs as the run's agent id (:mod:`podium.sandbox._ids`): the
 user namespace it makes then maps the agent to that unprivileged host id, never to host root.
@@ -45,6 +48,8 @@ from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, 
 from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
 
+#: PATH inside a root-filesystem environment.
+ROOTFS_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Host /etc entries a Python program (TLS, dynamic linking, time zones, getaddrinfo) needs; nothing else of /etc
 # (not /etc/ssl/private, whatever its mode).
@@ -79,8 +84,9 @@ class BwrapSandbox:
     name = "bwrap"
     isolated = True
 
-    def __init__(self, executable: str) -> None:
+    def __init__(self, executable: str, root: Path | None = None) -> None:
         self.executable = executable
+        self.root = root  # a root filesystem to run in (mounted read-only as /) instead of the host's system
 
     @classmethod
     def find(cls) -> BwrapSandbox:
@@ -116,7 +122,10 @@ class BwrapSandbox:
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         devices = gpu_device_files(limits.gpus)
         # the logs are opened once the writable folders are staged: they stay in the host folder
-        with staged(mounts, limits, python_prefixes()) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
+        # the host's Python is not in another system; the root filesystem is staged as a prefix is, so that
+        # bwrap, running as the agent's unprivileged id, can reach it wherever it lies
+        prefixes = python_prefixes() if self.root is None else [str(self.root)]
+        with staged(mounts, limits, prefixes) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
             try:
@@ -166,14 +175,22 @@ class BwrapSandbox:
         ``devices`` are host device files (a run's GPUs) bound into the sandbox's ``/dev``.
         """
         args = [*namespace_options(staged.uid, staged.gid), "--clearenv"]
-        for key, value in {**default_env(), **env}.items():
+        base = default_env() if self.root is None else {"PATH": ROOTFS_PATH, "HOME": HOME}
+        for key, value in {**base, **env}.items():
             args += ["--setenv", key, value]
-        args += system_binds()
-        args += etc_binds(staged.etc_dir)
+        if self.root is not None:  # another system as /, with the run's own passwd, group and hosts
+            source = next((s for s, target in staged.prefixes if target == str(self.root)), str(self.root))
+            args += ["--ro-bind", source, "/"]
+            for name in ("passwd", "group", "hosts"):
+                args += ["--ro-bind", str(staged.etc_dir / name), f"/etc/{name}"]
+        else:
+            args += system_binds()
+            args += etc_binds(staged.etc_dir)
         args += ["--proc", "/proc", *proc_covers(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
         for source, target in staged.prefixes:
-            args += ["--ro-bind", source, target]
+            if self.root is None:
+                args += ["--ro-bind", source, target]
         for device in devices:
             args += ["--dev-bind", device, device]
         for mount in sorted(staged.mounts, key=lambda m: m.target.count("/")):  # parents before what is in them

@@ -3,6 +3,8 @@
 * The **host image** ``podium-host:<hash>`` is built locally ``FROM scratch`` out of a few generated
   files (``/etc/passwd``, ``/etc/group``, the merged-/usr symlinks of this host); at run time the
   host's system and Python are bind-mounted into it read-only, as bwrap shows them.
+* A **root-filesystem image** ``podium-rootfs:<environment folder>`` is a root-filesystem environment
+  (:mod:`podium.environments.rootfs`) imported as it is (``docker import`` of its folder), once.
 * An **agent image** is built from the agent folder's Dockerfile on the local engine. The engine
   pulls a missing base image even when told not to, so every ``FROM`` is checked to be on the
   engine first: podium never pulls.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import subprocess
 import tarfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,9 +28,17 @@ from podium.sandbox._stage import HOME
 if TYPE_CHECKING:
     import docker
 
-__all__ = ["HOST_IMAGE_REPOSITORY", "base_images", "build_agent_image", "host_image"]
+__all__ = [
+    "HOST_IMAGE_REPOSITORY",
+    "ROOTFS_REPOSITORY",
+    "base_images",
+    "build_agent_image",
+    "host_image",
+    "rootfs_image",
+]
 
 HOST_IMAGE_REPOSITORY = "podium-host"
+ROOTFS_REPOSITORY = "podium-rootfs"
 _NOBODY = 65534
 # The host image's own; each run binds its generated passwd and group (with the run's agent id) over them.
 _PASSWD = "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
@@ -46,6 +57,26 @@ def host_image(client: docker.DockerClient) -> str:
         client.images.build(
             fileobj=io.BytesIO(context), custom_context=True, tag=tag, pull=False, rm=True, forcerm=True
         )
+    return tag
+
+
+def rootfs_image(client: docker.DockerClient, root: Path) -> str:
+    """The root filesystem ``root`` (an environment's ``rootfs/``) as a local image, imported now if the
+    engine lacks it; tagged by the environment's folder, whose name carries its digest."""
+    import docker
+
+    tag = f"{ROOTFS_REPOSITORY}:{root.parent.name}"
+    try:
+        client.images.get(tag)
+        return tag
+    except docker.errors.ImageNotFound:
+        pass
+    with subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE) as tar:
+        assert tar.stdout is not None
+        client.api.import_image_from_stream(tar.stdout, repository=ROOTFS_REPOSITORY, tag=root.parent.name)
+    if tar.returncode != 0:
+        raise PodiumError(f"tar of {root} failed ({tar.returncode}); the image {tag} was not imported")
+    client.images.get(tag)
     return tag
 
 

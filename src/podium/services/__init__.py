@@ -7,7 +7,9 @@
 The agent's side of each is a file shipped in ``podium/sandbox_files`` and mounted into the sandbox
 (:func:`sandbox_file`): ``validate_submission.py`` and its ``.sh`` wrapper; ``llm_bridge.py``,
 which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP; and
-``podium_submission.py``, which agents may import to validate and place their submission atomically.
+``podium_submission.py``, which agents may import to validate and place their submission atomically;
+and ``podium_llm.py`` (with an ``llm:`` section), a standard-library model client for the proxy that
+podium's own agents (``search``, ``mlab``) share.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from podium.services.validation import ValidationServer
 __all__ = ["BRIDGE_PORT", "SANDBOX_FILES", "LLMProxy", "ValidationServer", "sandbox_file"]
 
 #: The files shipped for the sandbox, each mounted at ``/home/<name>``.
-SANDBOX_FILES = ("validate_submission.py", "validate_submission.sh", "llm_bridge.py", "podium_submission.py")
+SANDBOX_FILES = (
+    "validate_submission.py",
+    "validate_submission.sh",
+    "llm_bridge.py",
+    "podium_submission.py",
+    "podium_llm.py",
+)
 
 
 def sandbox_file(name: str) -> Path:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
-from podium.testing.scripted_llm import ByContent, Fail, Reply, ScriptedLLM, Stall, ToolCall, load_script
+from podium.testing.scripted_llm import (
+    ByContent,
+    Fail,
+    Reply,
+    ScriptedLLM,
+    Stall,
+    ToolCall,
+    load_script,
+    research_step,
+)
 
-__all__ = ["ByContent", "Fail", "Reply", "ScriptedLLM", "Stall", "ToolCall", "load_script"]
+__all__ = ["ByContent", "Fail", "Reply", "ScriptedLLM", "Stall", "ToolCall", "load_script", "research_step"]

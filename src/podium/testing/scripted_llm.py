@@ -9,7 +9,9 @@ Each request takes the next step: :class:`Reply` (an assistant text), :class:`To
 call; ``arguments`` as a str are sent verbatim, which is how a test sends a malformed call),
 :class:`Fail` (an error status, with ``Retry-After``), :class:`Stall` (a stream that stops sending, or
 an answer that never comes within ``seconds``), or a callable ``(request) -> step`` that answers by
-what was asked (:class:`ByContent` answers by rules on the last user message). When the script runs out every request gets 500 "script exhausted", so a test that
+what was asked (:class:`ByContent` answers by rules on the last user message). :func:`research_step` writes an
+answer in the research agent's format (``mlab``: Reflection, Research Plan and Status, Fact Check, Thought, Action,
+Action Input). When the script runs out every request gets 500 "script exhausted", so a test that
 asks for more than it scripted fails visibly instead of hanging.
 
 Token counts are whitespace-separated words: input = the words of every message's text (system
@@ -38,7 +40,7 @@ from typing import Any, Self
 
 from podium.services._http import send_json
 
-__all__ = ["ByContent", "Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script"]
+__all__ = ["ByContent", "Fail", "Reply", "ScriptedLLM", "Stall", "Step", "ToolCall", "load_script", "research_step"]
 
 _MAX_BODY = 8 << 20
 
@@ -101,6 +103,22 @@ def _input_tokens(body: dict[str, Any]) -> int:
     return _words(body.get("system") or "") + sum(_words(m.get("content")) for m in body.get("messages") or [])
 
 
+def research_step(
+    action: str,
+    action_input: dict[str, Any],
+    *,
+    reflection: str = "Nothing is known yet.",
+    plan: str = "1. Understand the data (in progress). 2. Train a model (to do). 3. Submit (to do).",
+    fact_check: str = "Nothing new to check.",
+    thought: str = "Take the next step of the plan.",
+) -> str:
+    """An answer in the research agent's format: the six parts, the input as one JSON object."""
+    return (
+        f"Reflection: {reflection}\nResearch Plan and Status: {plan}\nFact Check: {fact_check}\n"
+        f"Thought: {thought}\nAction: {action}\nAction Input: {json.dumps(action_input)}\n"
+    )
+
+
 def load_script(path: Path) -> list[Step]:
     """A script from a JSON list (see the module docstring)."""
     steps: list[Step] = []
@@ -111,6 +129,9 @@ def load_script(path: Path) -> list[Step]:
             steps.append(ToolCall(item["tool_call"]["name"], item["tool_call"].get("arguments", {})))
         elif "fail" in item:
             steps.append(Fail(int(item["fail"]), str(item.get("message", "scripted failure")), item.get("retry_after")))
+        elif "research_step" in item:
+            step = item["research_step"]
+            steps.append(Reply(research_step(str(step["action"]), dict(step.get("input") or {}))))
         elif "stall" in item:
             steps.append(Stall(float(item["stall"])))
         else:
@@ -168,7 +189,9 @@ class _Handler(BaseHTTPRequestHandler):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             if isinstance(step, ToolCall):
                 value: Any = step.arguments
-                blocks.append({"type": "tool_use", "id": "toolu_1", "name": step.name, "input": value})
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": step.name, "input": value}
+                )
             answer = {
                 "id": f"msg_{uuid.uuid4().hex[:8]}", "type": "message", "role": "assistant", "model": model,
                 "content": blocks, "stop_reason": "tool_use" if isinstance(step, ToolCall) else "end_turn",
@@ -177,9 +200,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if isinstance(step, ToolCall):
-                message["tool_calls"] = [
-                    {"id": "call_1", "type": "function", "function": {"name": step.name, "arguments": arguments}}
-                ]
+                call = {"name": step.name, "arguments": arguments}  # a fresh id each time, as providers give
+                message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:8]}", "type": "function", "function": call}]
             answer = {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:8]}", "object": "chat.completion", "created": int(time.time()),
                 "model": model, "choices": [{"index": 0, "message": message,
@@ -207,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             delta: dict[str, Any] = {"role": "assistant", "content": text}
             if isinstance(step, ToolCall):
-                delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": step.name, "arguments": arguments}}]  # fmt: skip
+                delta["tool_calls"] = [{"index": 0, "id": f"call_{uuid.uuid4().hex[:8]}", "type": "function", "function": {"name": step.name, "arguments": arguments}}]  # fmt: skip
             events.append((None, {"object": "chat.completion.chunk", "model": model, "choices": [{"index": 0, "delta": delta}]}))  # fmt: skip
             if (body.get("stream_options") or {}).get("include_usage"):
                 events.append((None, {"object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out}}))  # fmt: skip

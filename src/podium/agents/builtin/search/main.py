@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, shipped by podium
 
 from journal import Journal, Node
-from llm_client import BudgetSpent, LLMClient, ModelError
 from operators import Context, Unusable, review, write_code
+from podium_llm import BudgetSpent, LLMClient, ModelError
 from podium_submission import Submission
 from policies import POLICIES
 from runner import run_code

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import Node
-from llm_client import Completion, LLMClient
+from podium_llm import Completion, LLMClient
 
 __all__ = ["REVIEW_TOOL", "Context", "Unusable", "extract_code", "review", "write_code"]
 

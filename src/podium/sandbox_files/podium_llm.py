@@ -1,10 +1,12 @@
-"""The search agent's model calls: OpenAI chat completions or Anthropic messages, through podium's proxy.
+"""Model calls for podium's own agents (``search``, ``mlab``): OpenAI chat completions or Anthropic
+messages, through podium's proxy. Mounted at ``/home/podium_llm.py`` in a sandbox whose agent has an
+``llm:`` section.
 
 Standard library only: the agent runs with whatever Python its environment has. Calls go to the
 proxy's Unix socket (``PODIUM_LLM_SOCKET``) or, outside podium, to ``PODIUM_LLM_BASE_URL`` over
 TCP. A provider's 429 and 5xx answers, timeouts and dropped connections are retried with
 exponential backoff (honouring ``Retry-After``) and counted; an answer that says the run's budget
-is spent raises :class:`BudgetSpent`, which ends the search with its best submission in place.
+is spent raises :class:`BudgetSpent`, which ends the agent's work with its best submission in place.
 """
 
 from __future__ import annotations
@@ -71,13 +73,14 @@ class LLMClient:
     errors: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_environment(cls) -> LLMClient:
-        """The provider, model and way to the proxy that podium gives the run."""
+    def from_environment(cls, prefix: str = "SEARCH", default_tokens: int = 4096) -> LLMClient:
+        """The provider, model and way to the proxy that podium gives the run; ``<prefix>_MODEL`` and
+        ``<prefix>_MAX_TOKENS`` (an answer's cap, else ``default_tokens``) are the agent's own settings."""
         provider = os.environ.get("PODIUM_LLM_PROVIDER", "openai")
         models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
-        model = os.environ.get("SEARCH_MODEL") or (models[0] if models else "")
+        model = os.environ.get(f"{prefix}_MODEL") or (models[0] if models else "")
         if not model:
-            raise ModelError("no model: set SEARCH_MODEL, or give the agent a model (podium run --model NAME)")
+            raise ModelError(f"no model: set {prefix}_MODEL, or give the agent a model (podium run --model NAME)")
         socket_path = os.environ.get("PODIUM_LLM_SOCKET")
         base_url = os.environ.get("PODIUM_LLM_BASE_URL")
         return cls(
@@ -85,7 +88,7 @@ class LLMClient:
             model,
             socket_path=socket_path if socket_path and os.path.exists(socket_path) else None,
             base_url=base_url,
-            max_tokens=int(os.environ.get("SEARCH_MAX_TOKENS") or 4096),
+            max_tokens=int(os.environ.get(f"{prefix}_MAX_TOKENS") or default_tokens),
         )
 
     # -- the wire --------------------------------------------------------------------------------
