@@ -328,7 +328,7 @@ def practice_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_podium_run_from_a_venv_under_home_or_tmp(tmp_path: Path, practice_data: Path, sandbox: str) -> None:
     """The first run from any install: podium in a venv under /home/<user> (bwrap) or /tmp (docker), an
     agent that needs numpy from that venv, end to end through `podium run`."""
-    from test_sandbox import venv_under
+    from venvs import venv_under
 
     agent = _agent(
         tmp_path / "numpy-agent",

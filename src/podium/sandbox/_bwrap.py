@@ -42,10 +42,10 @@ from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._ids import probe_ids
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
+from podium.sandbox._python import SYSTEM_DIRS, host_python
 from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
-from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
+from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Host /etc entries a Python program (TLS, dynamic linking, time zones, getaddrinfo) needs; nothing else of /etc
 # (not /etc/ssl/private, whatever its mode).
 ETC_ENTRIES = (
@@ -111,12 +111,15 @@ class BwrapSandbox:
         stdout: Path,
         stderr: Path,
         samples_file: Path | None = None,
+        hidden: Sequence[Path] = (),
     ) -> ExecResult:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         devices = gpu_device_files(limits.gpus)
+        python = host_python([*hidden, *(m.source for m in mounts if m.writable)])
+        env = {**python.env, **env}
         # the logs are opened once the writable folders are staged: they stay in the host folder
-        with staged(mounts, limits, python_prefixes()) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
+        with staged(mounts, limits, python.folders) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
             try:
@@ -138,7 +141,7 @@ class BwrapSandbox:
                 for fd in (seccomp_fd, args_fd):
                     if fd is not None:
                         os.close(fd)
-        result.warnings.extend(stage.warnings)
+        result.warnings.extend([*python.warnings, *stage.warnings])
         closed = [d for d in devices if os.getuid() == 0 and os.stat(d).st_mode & 0o006 != 0o006]
         if closed:
             result.warnings.append(
@@ -251,14 +254,6 @@ def etc_binds(etc_dir: Path) -> list[str]:
     for name in ("passwd", "group", "hosts"):
         args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     return args
-
-
-def python_prefixes() -> list[str]:
-    """The installation(s) of the running interpreter (a venv and its base), outside the system dirs."""
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    candidates |= {os.path.realpath(path) for path in candidates}
-    outside = {p for p in candidates if not any(is_within(p, system) for system in SYSTEM_DIRS)}
-    return sorted(p for p in outside if not any(p != q and is_within(p, q) for q in outside))
 
 
 def gpu_device_files(indices: Sequence[int]) -> list[str]:
