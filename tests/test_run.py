@@ -28,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 COMPS = ("spaceship-titanic", "tweet-sentiment-extraction")
+TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +158,8 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
         tmp_path / "escaper",
         "import json, os, shutil, socket\n"
         "tries = {}\n"
-        f"for path in [{str(answers)!r}, '/proc/1/root' + {str(answers)!r}, '/work', '/root/.cache']:\n"
+        # the checkout's own files: only a folder of Python's own path (an editable install's src) may show
+        f"for path in [{str(answers)!r}, '/proc/1/root' + {str(answers)!r}, {str(TESTS)!r}, '/root/.cache']:\n"
         "    try:\n"
         "        tries[path] = 'read' if os.path.isfile(path) and open(path).read(1) is not None else ('listed' if os.listdir(path) else 'empty')\n"
         "    except Exception as e:\n"
