@@ -7,13 +7,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from venvs import make_venv
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,11 +33,7 @@ def home() -> Iterator[Path]:
 def _venv(home: Path) -> Path:
     """A venv under ``home`` that sees this Python's packages (no download of podium's dependencies), with podium
     installed editable from this checkout."""
-    venv = home / "venvs" / "podium"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
-    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    if sys.prefix != sys.base_prefix:  # this Python is itself a venv: its packages are not the system's
-        (site / "podium-test-outer.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    venv = make_venv(home / "venvs" / "podium")
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(REPO)]
     # offline first, with the build backend this Python has; else pip's own isolated build (its configured index)
     done = subprocess.run([*pip, "--no-build-isolation"], capture_output=True, text=True)

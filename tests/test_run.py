@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from podium import owner, registry
+from podium.agents import BUILTIN
 from podium.data.prepare import prepare_competition
 from podium.fixtures import make_raw
 from podium.store import RunStore
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 COMPS = ("spaceship-titanic", "tweet-sentiment-extraction")
+TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +98,27 @@ def test_baseline_and_dummy_runs_are_graded_and_reported(tmp_path: Path, data_di
     assert (tmp_path / "runs" / "baseline" / "report.md").is_file()
 
 
+def test_the_baseline_models_small_images_and_leaves_its_code(tmp_path: Path) -> None:
+    """practice-digits (8x8 PNGs): the baseline kept the sample submission there (0.075, below chance); now the
+    images' pixels are its features, and /home/code holds the script it ran and what it chose (issue 19, section 5)."""
+    pytest.importorskip("sklearn", reason="the practice extra (pip install 'podium[practice]') ships the data")
+    competition = registry.get("practice-digits")
+    prepare_competition(competition, tmp_path / "data")
+    result = podium(
+        "run", "--agent", "baseline", "--competitions", competition.id, "--time-limit", "10m",
+        "--data-dir", str(tmp_path / "data"), "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    (record,) = _records(tmp_path / "runs")
+    assert competition.sample_submission_score is not None
+    assert record["grade"]["score"] > 0.5 > 0.1 > competition.sample_submission_score, record["grade"]  # chance: 0.1
+    code = tmp_path / "runs" / "default" / competition.id / "0" / "code"
+    assert (code / "main.py").read_bytes() == (BUILTIN / "baseline" / "main.py").read_bytes()
+    notes = (code / "notes.md").read_text()
+    assert "features: the gray pixels of the images named by 'id', 8x8" in notes, notes
+    assert "model for 'label': HistGradientBoostingClassifier" in notes and "wrote 360 predictions" in notes
+
+
 def test_agent_sees_task_files_and_can_validate(tmp_path: Path, data_dir: Path, sandbox: str) -> None:
     agent = _agent(
         tmp_path / "validator",
@@ -135,7 +158,8 @@ def test_escape_attempts_fail_and_the_run_is_still_graded(tmp_path: Path, data_d
         tmp_path / "escaper",
         "import json, os, shutil, socket\n"
         "tries = {}\n"
-        f"for path in [{str(answers)!r}, '/proc/1/root' + {str(answers)!r}, '/work', '/root/.cache']:\n"
+        # the checkout's own files: only a folder of Python's own path (an editable install's src) may show
+        f"for path in [{str(answers)!r}, '/proc/1/root' + {str(answers)!r}, {str(TESTS)!r}, '/root/.cache']:\n"
         "    try:\n"
         "        tries[path] = 'read' if os.path.isfile(path) and open(path).read(1) is not None else ('listed' if os.listdir(path) else 'empty')\n"
         "    except Exception as e:\n"
@@ -328,7 +352,7 @@ def practice_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_podium_run_from_a_venv_under_home_or_tmp(tmp_path: Path, practice_data: Path, sandbox: str) -> None:
     """The first run from any install: podium in a venv under /home/<user> (bwrap) or /tmp (docker), an
     agent that needs numpy from that venv, end to end through `podium run`."""
-    from test_sandbox import venv_under
+    from venvs import venv_under
 
     agent = _agent(
         tmp_path / "numpy-agent",

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import pwd
+import re
 import shutil
 import socket
 import stat
@@ -24,7 +25,7 @@ import textwrap
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ import pytest
 from podium.errors import PodiumError
 from podium.sandbox import ExecResult, Limits, LocalSandbox, Mount, Sandbox, get_sandbox
 from podium.sandbox._cgroup import RunCgroup
+from podium.sandbox._python import host_python
+from venvs import venv_under
 
 MiB = 1 << 20
 REPO = Path(__file__).resolve().parents[1]
@@ -329,7 +332,7 @@ def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job,
                 print("LEAKED via", path, open(path).read())
             except OSError:
                 pass
-        for path in ("/work", "/root/.pyenv/shims", "/var", os.path.dirname(secret)):
+        for path in (sys.argv[2], "/root/.pyenv/shims", "/var", os.path.dirname(secret)):
             if os.path.exists(path):
                 print("VISIBLE", path)
         if os.path.exists("/sys") and os.listdir("/sys"):  # absent (bwrap) or an empty tmpfs (docker)
@@ -340,16 +343,18 @@ def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job,
             if name in files:
                 print("FOUND", os.path.join(top, name))
         print("ROOT", json.dumps(sorted(os.listdir("/"))))
-        print("ROOT-HOME", json.dumps(os.listdir("/root")))
+        print("ROOT-HOME", json.dumps(os.listdir("/root") if os.path.isdir("/root") else []))
         print("PIDS", json.dumps(sorted(int(p) for p in os.listdir("/proc") if p.isdigit())))
         """,
-        args=[str(secret)],
+        args=[str(secret), str(REPO / "tests")],  # this checkout: only a folder on Python's own path is shown
     )
     assert result.exit_code == 0, job.stderr
     assert token not in job.stdout
     assert "LEAKED" not in job.stdout and "VISIBLE" not in job.stdout and "FOUND" not in job.stdout
     top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
-    assert set(top) <= SANDBOX_ROOT_ENTRIES | ({".dockerenv", "sys"} if isolated.name == "docker" else set())
+    python_tops = {folder.split("/")[1] for folder in host_python().folders}  # the parents of Python's own folders
+    allowed = SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys"} if isolated.name == "docker" else set())
+    assert set(top) <= allowed
     if sys.base_prefix.startswith("/root/"):
         assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]
     pids = json.loads(job.stdout.split("PIDS ")[1].splitlines()[0])
@@ -781,8 +786,11 @@ def test_mount_sources_and_bwrap_arguments_name_no_host_path(isolated: Sandbox, 
     )
     assert result.exit_code == 0, job.stderr
     assert "/job/data" in job.stdout and "/job/out" in job.stdout
+    shown = job.stdout
+    for folder in host_python().folders:  # the host's Python shows at its own paths (an editable checkout's src too)
+        shown = re.sub(rf"(?<=\s){re.escape(folder)}(?=\s)", "PYTHON-FOLDER", shown)
     for secret in (str(job.root), str(job.root.parent), str(REPO), "/run/podium-sandbox"):
-        assert secret not in job.stdout, (secret, job.stdout)
+        assert secret not in shown, (secret, shown)
 
 
 def test_a_killed_harness_leaves_a_stage_that_the_next_run_removes(isolated: Sandbox, tmp_path: Path) -> None:
@@ -854,22 +862,6 @@ def _loops_backed_under(folder: Path) -> list[str]:
             if backing.read_text().startswith(str(folder) + "/"):
                 found.append(backing.parent.parent.name)
     return found
-
-
-@contextlib.contextmanager
-def venv_under(base: str) -> Iterator[Path]:
-    """A virtual environment of this interpreter (its site-packages shared, so offline and fast) under ``base``."""
-    root = Path(base) / f"podium-venv-{uuid.uuid4().hex[:8]}"
-    try:
-        root.mkdir(parents=True)
-    except OSError as error:
-        pytest.skip(f"cannot make a folder under {base}: {error}")
-    try:
-        venv = root / "venv"
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-        yield venv
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("base", ["/home", "/tmp"])

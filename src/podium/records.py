@@ -11,7 +11,7 @@ are exclusive (a gold is not also a silver), and ``any_medal`` is their union.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "GradeReport",
     "RunRecord",
     "ValidationResult",
+    "definitions",
     "medal_of",
 ]
 
@@ -35,6 +36,15 @@ MEDAL_FLAGS = tuple(f"{medal}_medal" for medal in MEDALS)
 def medal_of(flags: Mapping[str, Any]) -> str | None:
     """The medal named by a grade's (or an index row's) exclusive flags ("gold", "silver", "bronze"), or None."""
     return next((m for m, flag in zip(MEDALS, MEDAL_FLAGS, strict=True) if flags.get(flag)), None)
+
+
+def definitions(rows: Iterable[Mapping[str, Any]]) -> str:
+    """Which definitions grades (or index rows) were graded by, in words: the published ones, with the
+    competitions graded at a later version named (``grade-jsonl`` and the reports say it the same way)."""
+    later = sorted({f"{r['competition_id']}@{r['competition_version']}" for r in rows if r["competition_version"] != 1})
+    if not later:
+        return "published definitions (version 1 of every competition, as MLE-bench grades them)"
+    return f"published definitions except {', '.join(later)}"
 
 
 #: Every flag of a grade that the published aggregation counts, in its order.

@@ -10,7 +10,8 @@ from __future__ import annotations
 from importlib import resources
 
 from podium.agents.llm import PROVIDERS, LLMConfig, Provider, parse_llm_config
-from podium.agents.spec import BUILTIN, KEYS, AgentSpec, folder_digest, load_agent
+from podium.agents.mlebench import is_mlebench_ref, load_mlebench_agent
+from podium.agents.spec import BUILTIN, KEYS, AgentSpec, folder_digest, load_agent_folder
 
 __all__ = [
     "BUILTIN",
@@ -24,6 +25,14 @@ __all__ = [
     "load_agent",
     "parse_llm_config",
 ]
+
+
+def load_agent(name_or_path: str) -> AgentSpec:
+    """An agent: an MLE-bench agent by ``AGENTS_DIR:AGENT_ID`` (:mod:`podium.agents.mlebench`), a built-in
+    by name, or an agent folder (or its agent.yaml) by path (:func:`podium.agents.spec.load_agent_folder`)."""
+    if is_mlebench_ref(name_or_path):
+        return load_mlebench_agent(name_or_path)
+    return load_agent_folder(name_or_path)
 
 
 def instructions(*, time_limit: str, time_limit_secs: int, hardware: str) -> str:

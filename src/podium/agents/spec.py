@@ -42,7 +42,7 @@ from podium.agents.llm import LLM_KEYS, LLMConfig, parse_llm_config
 from podium.errors import PodiumError, UsageError
 from podium.units import parse_size
 
-__all__ = ["BUILTIN", "KEYS", "AgentSpec", "folder_digest", "load_agent"]
+__all__ = ["BUILTIN", "KEYS", "AgentSpec", "folder_digest", "load_agent_folder"]
 
 BUILTIN = Path(str(resources.files("podium") / "agents" / "builtin"))
 
@@ -140,16 +140,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return raw
 
 
-def load_agent(name_or_path: str) -> AgentSpec:
+def load_agent_folder(name_or_path: str) -> AgentSpec:
     """A built-in agent by name, or an agent folder (or its agent.yaml) by path.
 
     The whole file is checked against its schema (:data:`KEYS`); anything wrong is one error naming
     the file, the key and the fix, and an unknown key is an error with the closest known one.
     """
-    from podium.agents.mlebench import is_mlebench_ref, load_mlebench_agent
-
-    if is_mlebench_ref(name_or_path):
-        return load_mlebench_agent(name_or_path)
     path = Path(name_or_path)
     folder = path.parent if path.name == "agent.yaml" else path
     if not (folder / "agent.yaml").is_file():

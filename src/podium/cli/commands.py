@@ -238,7 +238,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_example(args: argparse.Namespace) -> int:
-    from podium.grading import run_example
+    from podium.example import run_example
 
     return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
 

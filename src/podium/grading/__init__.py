@@ -8,8 +8,8 @@
   :mod:`~podium.grading.validator` gives the check's verdict against the sample submission only;
 - :mod:`~podium.grading.isolated` does either in a child process with memory and time caps (what
   ``podium run`` and the validation endpoint use on an agent's files);
-- :mod:`~podium.grading.jsonl` grades MLE-bench's submission lists; :mod:`~podium.grading.example`
-  grades generated submissions of every competition.
+- :mod:`~podium.grading.jsonl` grades MLE-bench's submission lists (``podium example``, which grades generated
+  submissions of every competition, sits above with the fixtures: :mod:`podium.example`).
 
 Only :class:`~podium.errors.InvalidSubmissionError` makes a submission invalid; anything else is
 the harness's problem and propagates.
@@ -18,7 +18,6 @@ the harness's problem and propagates.
 from __future__ import annotations
 
 from podium.grading.check import CheckedSubmission, check_submission, expected_keys, read_submission
-from podium.grading.example import run_example
 from podium.grading.files import NoSubmissionError, SubmissionFile, open_submission, open_user_file, size_cap
 from podium.grading.grader import (
     SCORE_DECIMALS,
@@ -62,7 +61,6 @@ __all__ = [
     "read_csv",
     "read_submission",
     "read_submission_list",
-    "run_example",
     "score_frames",
     "size_cap",
     "submission_size_cap",

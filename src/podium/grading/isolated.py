@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import podium
 from podium import errors
 from podium.competition import Competition
 from podium.errors import HarnessError, InvalidSubmissionError
@@ -162,7 +161,7 @@ def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits) -> dict[str,
     """Run one job in a child; returns its outcome, or raises HarnessError."""
     job = {**job, "fd": file.fd, "path": file.path, "size": file.size, "memory_bytes": limits.memory_bytes}
     env = dict(os.environ)
-    root = str(Path(podium.__file__).resolve().parents[1])  # the child imports this podium
+    root = str(Path(__file__).resolve().parents[2])  # the child imports this podium (src/podium/grading/isolated.py)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")  # its per-thread buffers would count against the cap
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:

@@ -17,7 +17,7 @@ from podium import registry
 from podium.errors import UsageError
 from podium.grading.grader import answers_path, grade
 from podium.paths import default_data_dir, write_atomic
-from podium.records import MEDAL_FLAGS, GradeReport
+from podium.records import MEDAL_FLAGS, GradeReport, definitions
 
 __all__ = ["grade_jsonl", "read_submission_list", "summarise"]
 
@@ -76,8 +76,6 @@ def grade_jsonl(
         print(f"[{i}/{len(entries)}] {cid}: {outcome}", file=sys.stderr)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     out = output_dir / f"{stamp}_grading_report.json"
-    from podium.report import definitions
-
     named = definitions(
         {"competition_id": r.competition_id, "competition_version": r.competition_version} for r in reports
     )

@@ -91,7 +91,7 @@ def _encode_ascii(columns: list[Any]) -> tuple[list[TokenTable], int] | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from podium.grading.table import from_numpy, strings, to_numpy
+    from podium.arrow import from_numpy, strings, to_numpy
 
     try:
         arrays = [strings(list(column)) for column in columns]
@@ -130,7 +130,7 @@ def _encode_split(columns: list[Any], separator: str) -> tuple[list[TokenTable],
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from podium.grading.table import strings, to_numpy
+    from podium.arrow import strings, to_numpy
 
     try:
         splits = [pc.split_pattern(strings(list(column)), pattern=separator) for column in columns]

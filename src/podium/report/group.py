@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.paths import write_atomic
-from podium.records import medal_of
+from podium.records import definitions, medal_of
 
 __all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_group_report", "write_report"]
 
@@ -84,14 +84,6 @@ def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _rate_text(rate: Mapping[str, float], seeds: int) -> str:
     return f"{rate['mean']:.1f}" if seeds < 2 else f"{rate['mean']:.1f} ± {rate['sem']:.1f}"
-
-
-def definitions(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Which definitions the rows were graded by, in words."""
-    later = sorted({f"{r['competition_id']}@{r['competition_version']}" for r in rows if r["competition_version"] != 1})
-    if not later:
-        return "published definitions (version 1 of every competition, as MLE-bench grades them)"
-    return f"published definitions except {', '.join(later)}"
 
 
 def corrected_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -267,6 +267,7 @@ def _sandboxed(
                 stdout=run.stdout,
                 stderr=run.stderr,
                 samples_file=run.resources,
+                hidden=(config.data_dir, config.runs_dir),
             )
             calls = server.calls
             if proxy is not None:

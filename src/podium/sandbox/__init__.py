@@ -17,7 +17,8 @@ stdout=, stderr=) -> ExecResult``. The implementations differ only in how much t
 ``bwrap`` (bubblewrap; ``isolated = True``; :mod:`podium.sandbox._bwrap`)
     Every namespace new (no network but a private loopback, own pid namespace), no capabilities,
     ``no_new_privs``, podium's seccomp policy, the system directories, a short list of ``/etc``
-    entries and the Python installation read-only, fresh tmpfs ``/tmp`` and ``/home``, ``/proc/sys``
+    entries and the host's Python (its installation and the folders on its path, :mod:`~podium.sandbox._python`)
+    read-only, fresh tmpfs ``/tmp`` and ``/home``, ``/proc/sys``
     and the like read-only, and only the given mounts. As root, bwrap runs as the run's agent id.
     Caps through cgroup v1 groups ``<controller>/podium/<run>`` (memory, pids, cpu; a warning where
     they cannot be made); at the wall limit bwrap's pid 1 and every task of the groups are killed.

@@ -45,12 +45,12 @@ from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
 from podium.sandbox._ids import probe_ids
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
+from podium.sandbox._python import SYSTEM_DIRS, host_python
 from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
-from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of, is_within
+from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of
 
 #: PATH inside a root-filesystem environment.
 ROOTFS_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Host /etc entries a Python program (TLS, dynamic linking, time zones, getaddrinfo) needs; nothing else of /etc
 # (not /etc/ssl/private, whatever its mode).
 ETC_ENTRIES = (
@@ -117,14 +117,17 @@ class BwrapSandbox:
         stdout: Path,
         stderr: Path,
         samples_file: Path | None = None,
+        hidden: Sequence[Path] = (),
     ) -> ExecResult:
         """Run ``command`` inside the sandbox; see the package docstring for what it can see and use."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
         devices = gpu_device_files(limits.gpus)
+        python = host_python([*hidden, *(m.source for m in mounts if m.writable)]) if self.root is None else None
+        env = {**python.env, **env} if python is not None else dict(env)
         # the logs are opened once the writable folders are staged: they stay in the host folder
         # the host's Python is not in another system; the root filesystem is staged as a prefix is, so that
         # bwrap, running as the agent's unprivileged id, can reach it wherever it lies
-        prefixes = python_prefixes() if self.root is None else [str(self.root)]
+        prefixes = python.folders if python is not None else [str(self.root)]
         with staged(mounts, limits, prefixes) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
@@ -147,7 +150,7 @@ class BwrapSandbox:
                 for fd in (seccomp_fd, args_fd):
                     if fd is not None:
                         os.close(fd)
-        result.warnings.extend(stage.warnings)
+        result.warnings.extend([*(python.warnings if python is not None else ()), *stage.warnings])
         closed = [d for d in devices if os.getuid() == 0 and os.stat(d).st_mode & 0o006 != 0o006]
         if closed:
             result.warnings.append(
@@ -268,14 +271,6 @@ def etc_binds(etc_dir: Path) -> list[str]:
     for name in ("passwd", "group", "hosts"):
         args += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     return args
-
-
-def python_prefixes() -> list[str]:
-    """The installation(s) of the running interpreter (a venv and its base), outside the system dirs."""
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    candidates |= {os.path.realpath(path) for path in candidates}
-    outside = {p for p in candidates if not any(is_within(p, system) for system in SYSTEM_DIRS)}
-    return sorted(p for p in outside if not any(p != q and is_within(p, q) for q in outside))
 
 
 def gpu_device_files(indices: Sequence[int]) -> list[str]:

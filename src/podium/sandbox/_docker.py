@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 
 from podium import owner
 from podium.errors import HarnessError, PodiumError
-from podium.sandbox._bwrap import python_prefixes
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch
 from podium.sandbox._docker_config import HARNESS_LABEL, container_config, harness_id
@@ -64,6 +63,7 @@ from podium.sandbox._docker_watch import (
 from podium.sandbox._gpu import GpuMonitor
 from podium.sandbox._loopback import LoopbackRelay
 from podium.sandbox._process import sample_of
+from podium.sandbox._python import host_python
 from podium.sandbox._stage import staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
 
@@ -143,9 +143,11 @@ class DockerSandbox:
         stdout: Path,
         stderr: Path,
         samples_file: Path | None = None,
+        hidden: Sequence[Path] = (),
     ) -> ExecResult:
         """Run ``command`` in a new container and wait for it to end; see the module docstring."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))
+        python = host_python([*hidden, *(m.source for m in mounts if m.writable)]) if self.image is None else None
         run_id = new_run_id()
         # A parent group for accounting (Docker caps the container's own group): its counters outlive the
         # container's group, so the peak memory and CPU time of a run that ends within a second are known.
@@ -163,11 +165,11 @@ class DockerSandbox:
             mounts = [*mounts, Mount(ready / "ready", READY_FIFO)]
             command = ["/bin/sh", "-c", f'read _ < {READY_FIFO}; exec "$@"', "podium", *command]
         try:
-            with staged(mounts, limits, python_prefixes() if self.image is None else []) as stage:
+            with staged(mounts, limits, python.folders if python else []) as stage:
                 config = self.create_config(
                     command,
                     mounts=stage.mounts,
-                    env=env,
+                    env={**python.env, **env} if python else env,
                     limits=limits,
                     workdir=workdir,
                     user=f"{stage.uid}:{stage.gid}",
@@ -190,7 +192,7 @@ class DockerSandbox:
                     )
                 finally:
                     briefly(lambda: container.remove(force=True), STOP_TIMEOUT_SECONDS)
-            result.warnings.extend(stage.warnings)
+            result.warnings.extend([*(python.warnings if python else []), *stage.warnings])
             return result
         finally:
             if group is not None:

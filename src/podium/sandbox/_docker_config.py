@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from podium.sandbox import _seccomp
-from podium.sandbox._bwrap import ETC_ENTRIES, SYSTEM_DIRS, default_env, python_prefixes
+from podium.sandbox._bwrap import ETC_ENTRIES, default_env
+from podium.sandbox._python import SYSTEM_DIRS, python_prefixes
 from podium.sandbox._stage import HOME, HOSTNAME
 from podium.sandbox._types import Limits, Mount
 

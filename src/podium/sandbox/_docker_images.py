@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podium.errors import PodiumError
-from podium.sandbox._bwrap import SYSTEM_DIRS
+from podium.sandbox._python import SYSTEM_DIRS
 from podium.sandbox._stage import HOME
 
 if TYPE_CHECKING:

@@ -56,6 +56,7 @@ class LocalSandbox:
         stdout: Path,
         stderr: Path,
         samples_file: Path | None = None,
+        hidden: Sequence[Path] = (),  # nothing is hidden from a run on the host
     ) -> ExecResult:
         """Run ``command`` in ``<run root>/<workdir>``; inside paths in it and in ``env`` become run-root paths."""
         check_request(command, mounts, limits, workdir, logs=(stdout, stderr))

@@ -140,9 +140,12 @@ class Sandbox(Protocol):
         stdout: Path,
         stderr: Path,
         samples_file: Path | None = None,
+        hidden: Sequence[Path] = (),
     ) -> ExecResult:
         """Run ``command`` in ``workdir`` (a path inside the sandbox) and wait for it to end; with
-        ``samples_file`` (a host path outside every mount) its resource samples are appended there as they come."""
+        ``samples_file`` (a host path outside every mount) its resource samples are appended there as they come.
+        ``hidden`` are host folders (the data dir, the runs folder) an isolating sandbox never shows, not even
+        through a folder on the host Python's path that lies in or above one of them."""
         ...
 
 

@@ -1,12 +1,16 @@
-"""The baseline agent: gradient-boosted trees on tabular data, else the sample submission.
+"""The baseline agent: gradient-boosted trees on tabular data and small images, else the sample submission.
 
 It finds train.csv, test.csv and the sample submission in /home/data. The sample's columns that
 are absent from test.csv are the targets: either columns of train.csv, or the classes of one
 train.csv label column (one probability column per class). Numeric and low-cardinality text
-columns feed a HistGradientBoosting model; long free-text columns feed a TF-IDF linear model.
+columns feed a HistGradientBoosting model; long free-text columns feed a TF-IDF linear model. When
+a column of test.csv names image files under /home/data (by id or by file name, as images/{id}.png),
+each image becomes gray pixel features (shrunk to at most 32 pixels a side) beside the table's own.
 Each model is checked on a holdout of 20% of train (the score goes to the log), then refitted on
 all of train. Anything it cannot model keeps the sample submission's values, so a valid
-submission always exists.
+submission always exists. Like an LLM agent, it leaves its code in /home/code: this script
+(main.py) and notes.md, what it chose here (features, models, holdout scores, or why it kept the
+sample).
 """
 
 from __future__ import annotations
@@ -23,10 +27,80 @@ import pandas as pd
 HOME = Path(__file__).parent.parent
 DATA = HOME / "data"
 OUT = HOME / "submission" / "submission.csv"
+CODE = HOME / "code"
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+MAX_SIDE = 32  # pixels a side: larger images are shrunk to this before their pixels become features
+MAX_IMAGES = 200_000
+NOTES: list[str] = []
 
 
 def log(message: str) -> None:
     print(f"baseline: {message}", flush=True)
+    NOTES.append(message)
+
+
+def leave_code() -> None:
+    """This script and what it chose, in /home/code (where an LLM agent leaves its solution)."""
+    try:
+        CODE.mkdir(exist_ok=True)
+        shutil.copyfile(__file__, CODE / "main.py")
+        lines = ["# What the baseline did", "", "The script: main.py (run as `python3 main.py`).", ""]
+        (CODE / "notes.md").write_text("\n".join(lines + [f"- {note}" for note in NOTES]) + "\n")
+    except OSError as exc:
+        print(f"baseline: cannot write its code to {CODE}: {exc}", flush=True)
+
+
+def image_files() -> dict[str, Path]:
+    """Image files under /home/data, by file name, by stem and by path relative to /home/data."""
+    found: dict[str, Path] = {}
+    for count, path in enumerate(p for p in sorted(DATA.rglob("*")) if p.suffix.lower() in IMAGE_SUFFIXES):
+        if count >= MAX_IMAGES:
+            break
+        for key in (path.name, path.stem, str(path.relative_to(DATA))):
+            found.setdefault(key, path)
+    return found
+
+
+def image_column(test: pd.DataFrame, files: dict[str, Path]) -> str | None:
+    """A column of test.csv whose values name image files (nearly all of them), or None."""
+    for name in test.columns:
+        values = test[name].dropna().astype(str)
+        if len(values) and values.isin(files.keys()).mean() > 0.9:
+            return name
+    return None
+
+
+def pixel_features(values: pd.Series, files: dict[str, Path], size: tuple[int, int]) -> pd.DataFrame:
+    """Gray levels (0..1) of each named image at ``size``, one column per pixel; NaN where no image is found."""
+    from PIL import Image
+
+    rows = np.full((len(values), size[0] * size[1]), np.nan)
+    for i, value in enumerate(values.astype(str)):
+        path = files.get(value)
+        if path is not None:
+            with Image.open(path) as image:
+                rows[i] = np.asarray(image.convert("L").resize(size), dtype=float).ravel() / 255
+    return pd.DataFrame(rows, columns=[f"pixel_{i}" for i in range(rows.shape[1])], index=values.index)
+
+
+def add_images(train: pd.DataFrame, test: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
+    """train and test with the pixels of the images their rows name (unchanged when they name none)."""
+    files = image_files()
+    column = image_column(test, files) if files else None
+    if column is None or column not in train.columns:
+        return train, test, None
+    from PIL import Image
+
+    with Image.open(files[str(test[column].dropna().iloc[0])]) as first:
+        width, height = first.size
+    scale = min(1.0, MAX_SIDE / max(width, height))
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    log(
+        f"features: the gray pixels of the images named by {column!r}, {size[0]}x{size[1]} (images of {width}x{height})"
+    )
+    train = pd.concat([train, pixel_features(train[column], files, size)], axis=1)
+    test = pd.concat([test, pixel_features(test[column], files, size)], axis=1)
+    return train, test, column
 
 
 def find(pattern: str) -> Path | None:
@@ -58,6 +132,7 @@ def design(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[An
             )
             for c in texts
         ]
+        log(f"features: TF-IDF of the words and word pairs of {', '.join(texts)}")
         matrix = hstack(blocks).tocsr()
         n = len(train)
         return matrix[:n], matrix[n:], True
@@ -73,6 +148,8 @@ def design(train: pd.DataFrame, test: pd.DataFrame, drop: list[str]) -> tuple[An
     if not keep:
         raise ValueError("no usable feature columns")
     both = both[keep]
+    shown = ", ".join(keep[:20]) + (f", ... ({len(keep)} in all)" if len(keep) > 20 else "")
+    log(f"features: {shown}")
     return both.loc["tr"], both.loc["te"], False
 
 
@@ -97,7 +174,7 @@ def fit(x: Any, y: pd.Series, classify: bool, sparse: bool) -> Any:
 
     x_fit, x_hold, y_fit, y_hold = train_test_split(x, y, test_size=0.2, random_state=0)
     model = model_for(classify, sparse).fit(x_fit, y_fit)
-    log(f"holdout score of {y.name!r} ({type(model).__name__}): {model.score(x_hold, y_hold):.4f}")
+    log(f"model for {y.name!r}: {model!r}; holdout score (its own .score) {model.score(x_hold, y_hold):.4f}")
     return model_for(classify, sparse).fit(x, y)
 
 
@@ -111,6 +188,13 @@ def label_column(train: pd.DataFrame, targets: list[str]) -> str | None:
 
 
 def main() -> int:
+    try:
+        return solve()
+    finally:
+        leave_code()
+
+
+def solve() -> int:
     sample_path = find("sample_submission*.csv") or find("*ubmission*.csv")
     train_path, test_path = find("train*.csv"), find("test*.csv")
     if sample_path is None:
@@ -129,7 +213,9 @@ def main() -> int:
             return 0
         prediction = test[ids].copy()
         label = None if all(t in train.columns for t in targets) else label_column(train, targets)
-        x, x_test, sparse = design(train, test, drop=ids + targets + ([label] if label else []))
+        train, test, images = add_images(train, test)
+        drop = ids + targets + ([label] if label else []) + ([images] if images else [])
+        x, x_test, sparse = design(train, test, drop=drop)
         if label is not None:
             model = fit(x, train[label].astype(str), True, sparse)
             probabilities = model.predict_proba(x_test)

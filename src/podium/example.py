@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 
 from podium import registry
-from podium.grading.grader import grade
+from podium.fixtures import make_fixture, write_csv, write_prepared
+from podium.grading import grade
 from podium.records import GradeReport
 
 __all__ = ["run_example"]
@@ -23,8 +24,6 @@ def run_example(split: str, output_dir: Path | None, *, latest: bool = False) ->
 
 
 def _run_example(split: str, root: Path, latest: bool) -> int:
-    from podium.fixtures import make_fixture, write_csv, write_prepared
-
     header = ["competition", "metric", "sample", "perfect", "medal"]
     rows = []
     failures = 0
