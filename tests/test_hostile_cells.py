@@ -70,6 +70,12 @@ def test_a_million_digit_integer_is_an_invalid_cell(prepared: dict[str, object],
     path = _write(rows, root / f"huge_{where}.csv")
     report = grade(comp, path, root)
     validation = validate(comp, path, sample)
+    id_kind = next(c.kind for c in comp.columns if c.name == comp.id_columns[0])
+    if where == "id" and report.valid_submission and comp.matching.get("extra_ids") and id_kind == "id":
+        # version 1 of a competition whose published grader accepts an id it does not know (rows paired
+        # by position or by sorted order): a million-character id string is such an id, read as text
+        assert comp.matching.get("pairing", "key") != "key" and validation.valid, (comp.matching, validation.error)
+        return
     assert not report.valid_submission and report.submission_exists
     error = report.error or ""
     assert error and "\n" not in error and len(error) < 1000, error[:300]

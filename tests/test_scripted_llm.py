@@ -53,7 +53,10 @@ def test_openai_and_anthropic_answers_with_counted_tokens() -> None:
     assert call["finish_reason"] == "tool_calls" and json.loads(
         call["message"]["tool_calls"][0]["function"]["arguments"]
     ) == {"metric": 1}
-    assert json.loads(bad)["content"][0] == {"type": "tool_use", "id": "toolu_1", "name": "submit", "input": "{bad"}
+    block = json.loads(bad)["content"][0]
+    # each tool call gets an id of its own (OpenHands pairs results with calls by id)
+    assert block.pop("id").startswith("toolu_")
+    assert block == {"type": "tool_use", "name": "submit", "input": "{bad"}
     assert [r["path"] for r in llm.requests] == [
         "/v1/chat/completions",
         "/v1/messages",
