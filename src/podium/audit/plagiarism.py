@@ -27,6 +27,7 @@ from podium.audit import winnowing
 from podium.audit.context import AuditContext, read_bounded
 from podium.audit.registry import register_check
 from podium.audit.types import CheckResult, Evidence, Flag
+from podium.data.kernels import kernel_refs
 
 __all__ = ["MAX_FRAGMENTS", "THRESHOLD", "PlagiarismCheck", "Similarity", "kernel_files", "similarities"]
 
@@ -182,6 +183,8 @@ class PlagiarismCheck:
         if kernel_files(ctx):
             return None
         cid = ctx.competition_id
+        if not kernel_refs(cid):  # practice competitions, and the two Kaggle ones with no public notebook listed
+            return f"{cid} has no public notebooks to compare with (podium lists none); pass --kernels DIR to give some"
         return f"no public notebooks of {cid} found: run `podium kernels download -c {cid}` or pass --kernels DIR"
 
     def cache_key(self, ctx: AuditContext) -> str:
