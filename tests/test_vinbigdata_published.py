@@ -1,6 +1,6 @@
 """vinbigdata-chest-xray-abnormalities-detection@1 against the published grader's own numbers.
 
-``../shared/cases/vinbigdata-v1`` holds a small answers file (in the prepared long layout, its
+``tests/fixtures/cases/vinbigdata-v1`` (a copy of ``../shared/cases/vinbigdata-v1``) holds a small answers file (in the prepared long layout, its
 images NOT in sorted id order), its sample and three submissions, with the unrounded scores the
 published grader (openai/mle-bench at 783b15a, pycocotools) gave them. The published evaluation
 numbers images and true boxes in the answers' order; pycocotools breaks ties of confidence across
@@ -27,7 +27,8 @@ from podium.paths import CompetitionPaths
 
 VIN = "vinbigdata-chest-xray-abnormalities-detection"
 ROOT = Path(__file__).resolve().parents[1]
-CASE = ROOT.parent / "shared" / "cases" / "vinbigdata-v1"
+#: A copy of ../shared/cases/vinbigdata-v1 travels with the tests, so a clone anywhere runs them.
+CASE = ROOT / "tests" / "fixtures" / "cases" / "vinbigdata-v1"
 
 #: The published grader's unrounded scores (the case's README).
 PUBLISHED = {
@@ -40,7 +41,7 @@ PUBLISHED = {
 @pytest.fixture(scope="module")
 def case_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (CASE / "answers.csv").is_file():
-        pytest.skip(f"the published vinbigdata case is not at {CASE} (the shared folder beside the repository)")
+        pytest.skip(f"the published vinbigdata case is not at {CASE} (copied from ../shared/cases)")
     data_dir = tmp_path_factory.mktemp("vinbig")
     paths = CompetitionPaths(data_dir, VIN)
     paths.private.mkdir(parents=True)
