@@ -104,12 +104,8 @@ def align(
     answer_codes = _codes(answer_keys, vocabulary)
     sub_codes = _codes(submission_keys, vocabulary)
     extra = sub_codes < 0
-    if extra.any() and not extra_ids:
-        raise InvalidSubmissionError(
-            f"{int(extra.sum())} row(s) have an {id_label} that is not in the test set",
-            examples=_first_keys(submission_keys.filter(from_numpy(extra))),
-            fix=f"keep exactly the {id_label} values of the sample submission",
-        )
+    if not extra_ids:
+        _refuse_unknown(submission_keys, extra, id_label)
     n_keys = len(vocabulary)
     expected = np.bincount(answer_codes, minlength=n_keys)
     got = np.bincount(sub_codes[~extra], minlength=n_keys)
@@ -206,12 +202,8 @@ def align_published(
     vocabulary = pc.unique(answer_keys)
     sub_codes = _codes(submission_keys, vocabulary)
     extra = sub_codes < 0
-    if extra.any() and not extra_ids:
-        raise InvalidSubmissionError(
-            f"{int(extra.sum())} row(s) have an {id_label} that is not in the test set",
-            examples=_first_keys(submission_keys.filter(from_numpy(extra))),
-            fix=f"keep exactly the {id_label} values of the sample submission",
-        )
+    if not extra_ids:
+        _refuse_unknown(submission_keys, extra, id_label)
     if pairing == "subset":  # the competition's pair_rows hook selects and pairs the scored rows
         return Alignment(np.arange(n, dtype=np.int64), np.arange(m, dtype=np.int64), 0)
     got = np.bincount(sub_codes[~extra], minlength=len(vocabulary))
@@ -252,3 +244,13 @@ def align_published(
     return Alignment(
         np.argsort(a_group, kind="stable").astype(np.int64), np.argsort(s_group, kind="stable").astype(np.int64), 0
     )
+
+
+def _refuse_unknown(submission_keys: pa.Array, extra: np.ndarray, id_label: str) -> None:
+    """Refuse a submission whose rows marked in ``extra`` have keys the answers do not hold."""
+    if extra.any():
+        raise InvalidSubmissionError(
+            f"{int(extra.sum())} row(s) have an {id_label} that is not in the test set",
+            examples=_first_keys(submission_keys.filter(from_numpy(extra))),
+            fix=f"keep exactly the {id_label} values of the sample submission",
+        )
