@@ -285,8 +285,10 @@ def _osic_edit(kind: str) -> Edit:
     def edit(comp: Competition, fixture: Fixture) -> Frame:
         columns = _noisy(comp, fixture)
         scored, unvisited = _osic_rows(fixture)
-        if kind == "dropped":
+        if kind in ("dropped", "unvisited only"):
             kept = np.delete(np.arange(fixture.perfect.n_rows), scored)
+            if kind == "unvisited only":  # no row the published grader scores: the mean of none, NaN
+                kept = np.flatnonzero(np.asarray(fixture.answers["has_fvc"]) == "0")
             return Frame({k: v[kept] for k, v in columns.items()}, kept.size)
         if kind == "repeated":  # the scored row named as a row without a visit: that id twice, never scored
             columns["Patient_Week"][scored] = columns["Patient_Week"][unvisited]
@@ -389,6 +391,7 @@ CASES = [
     Case("osic-pulmonary-fibrosis-progression", "a scored row dropped", _osic_edit("dropped"), _osic, False),
     Case("osic-pulmonary-fibrosis-progression", "a repeated id", _osic_edit("repeated"), _osic, False),
     Case("osic-pulmonary-fibrosis-progression", "one empty FVC cell", _osic_edit("empty"), _osic, False),
+    Case("osic-pulmonary-fibrosis-progression", "only rows without a visit", _osic_edit("unvisited only"), NAN, False),
     Case("rsna-breast-cancer-detection", "empty prediction", _cell("cancer", 3, ""), _rsna, False),
     Case("rsna-breast-cancer-detection", "predictions outside [0, 1]", _cell("cancer", 1, "1.7"), _rsna, False),
     Case(
