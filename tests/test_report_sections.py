@@ -68,7 +68,7 @@ def _report(two_agents: Path, *more: str) -> dict[str, Any]:
 
 def test_two_agents_run_in_their_own_groups_and_the_report_compares_them(two_agents: Path) -> None:
     report = _report(two_agents)
-    assert report["schema"] == "podium-report/2"
+    assert report["schema"] == "podium-report/3"
     assert list(report["labels"]) == ["dummy (exp-dummy)", "baseline (exp-baseline)"]
     for label, group in (("dummy (exp-dummy)", "exp-dummy"), ("baseline (exp-baseline)", "exp-baseline")):
         records = _records(two_agents, group)
@@ -328,7 +328,7 @@ def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
             decimals = len(first.group(1) or "")
             shown_value = float(first.group(0)) / float(scale)  # a percentile is shown in %, held as a fraction
             assert abs(shown_value - expected) <= (0.5 * 10**-decimals + 1e-9) / float(scale), (path, shown, expected)
-    runs = page.eval_on_selector_all("table.runs a[href]", "links => links.map(a => a.href)")
+    runs = page.eval_on_selector_all("table.runs a[href$='/']", "links => links.map(a => a.href)")
     assert len(runs) == 2 * 3 * len(PRACTICE)
     assert all(Path(link.removeprefix("file://")).joinpath("record.json").is_file() for link in runs), runs[:3]
 

@@ -3,7 +3,7 @@
 JSON (``--format json``), schema ``podium-report/2``::
 
     {
-      "schema": "podium-report/2",
+      "schema": "podium-report/3",
       "aggregation": "...",                      # the rules, in words
       "pad_missing": false, "seeds": -1,         # the options
       "splits": {SPLIT: {"title": "low (lite)", "competitions": 22}, ...},
@@ -35,8 +35,19 @@ JSON (``--format json``), schema ``podium-report/2``::
                                    "num_seeds_averaged", "num_competitions_per_seed", "metrics"},
               "podium": null | {"num_seeds": 3, "runs": 66, "harness_failures": 1,
                                 "agent_failures": 5, "padded": 0, "unused_runs": 0,
-                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}}
+                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}},
+              "readings": {                      # the three headline readings (podium.report.readings)
+                "published": {"definitions", "not_version_1": ["id@2", ...],
+                              "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"},
+                "corrected": {"definitions", "changed": ["id@2", ...],
+                              "not_newest": [{"competition_id", "read_at", "newest", "reason", "fix"}],
+                              "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"},
+                "without_leaks": {"definitions", "competitions": 21,
+                                  "excluded": [{"competition_id", "reason"}],
+                                  "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"}}
             }}}},
+      "versions": {COMPETITION: {"versions": [{"version", "data_version", "changes"}],
+                                 "known_leakage": ["..."]}},   # every competition run or left out for a leak
       "comparisons": [{"a": LABEL, "b": LABEL, "competitions": 22,
                        "values": {"any_medal" | "percentile": {      # A minus B, in points of %
                           "competitions", "mean_a", "mean_b", "mean_difference",
@@ -51,7 +62,10 @@ JSON (``--format json``), schema ``podium-report/2``::
       "familiarity": null | {...}                # with --familiarity: podium.report.contamination
     }
 
-``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
+``readings`` puts side by side the published reading (version 1), podium's corrected reading (the
+newest version of every competition that grades the runs' data) and the published reading without
+the split's competitions whose version-1 data has a known leak; ``/3`` added ``readings`` and
+``versions`` to ``/2``'s keys, which are unchanged. ``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
 comparisons of :mod:`podium.report.stats` (each label against the first unless ``--compare``
 names the pairs), ``time_scaling`` the best-so-far snapshots graded hour by hour
 (:mod:`podium.report.timescale`; only with ``--time-scaling``).
@@ -75,6 +89,7 @@ from podium.report.aggregate import RULES, AggregationError, build_seeds, podium
 from podium.report.audited import audit_section
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
+from podium.report.readings import leaky_competitions, readings, version_facts
 from podium.report.sections import comparison_pairs, comparisons, costs, pass_at_k_curves, per_competition
 
 __all__ = ["TITLES", "build_report"]
@@ -134,17 +149,26 @@ def build_report(
         ran = {run["competition_id"] for item in inputs for run in item.runs}
         chosen += [(name, ids) for name in _EXTRA_SPLITS if ran & set(ids := registry.split_ids(name))]
     report: dict[str, Any] = {
-        "schema": "podium-report/2",
+        "schema": "podium-report/3",
         "aggregation": RULES,
         "pad_missing": pad_missing,
         "seeds": seeds,
         "splits": {key: {"title": TITLES.get(key, key), "competitions": len(ids)} for key, ids in chosen},
         "labels": {},
     }
+    leaks: dict[str, list[str]] = {}
     for item in inputs:
         cells = {}
         for key, ids in chosen:
             cells[key] = _cell(item, key, ids, seeds=seeds, pad_missing=pad_missing, strict=split is not None)
+            cells[key]["readings"] = readings(
+                item.runs,
+                ids,
+                seeds=seeds,
+                pad_missing=pad_missing,
+                split=TITLES.get(key, key),
+                leaks=leaky_competitions(ids, leaks),
+            )
         report["labels"][item.label] = {
             "kind": item.kind,
             "paths": item.paths,
@@ -159,6 +183,8 @@ def build_report(
         # nothing to show: say why for the split the runs cover best (most runs, then the smallest split)
         label, _, cell = max(every, key=lambda x: (x[2]["runs"], -report["splits"][x[1]]["competitions"]))
         raise AggregationError(f"{label}: {cell['published']['error']}")
+    named = {run["competition_id"] for item in inputs for run in item.runs} | {c for c, facts in leaks.items() if facts}
+    report["versions"] = version_facts(sorted(named), leaks)
     by_label = {item.label: item.runs for item in inputs}
     labels = list(by_label)
     report["comparisons"] = (
