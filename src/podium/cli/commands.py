@@ -183,8 +183,13 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from podium.data.prepare import needs_download, prepare_many
     from podium.paths import default_data_dir
 
-    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    if args.from_mlebench is not None:
+        from podium.cli.mlebench import prepare_from_mlebench
+
+        named = args.competition or args.split or args.all or args.list
+        return prepare_from_mlebench(args, data_dir, _selected(args) if named else None)
+    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     source = Path(args.source) if args.source else None
     download = None
     if source is None:
