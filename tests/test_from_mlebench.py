@@ -237,3 +237,22 @@ def test_the_recorded_checksums_are_podiums_prepare_of_the_practice_data(podium_
         record = CompetitionPaths(podium_data, cid).record()
         assert record is not None
         assert shipped == {k: v for k, v in record["checksums"].items() if k != "public/description.md"}
+
+
+def test_verify_compares_with_the_recorded_checksums_whichever_description_was_given(
+    podium_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorded checksums leave podium's description out: an --obfuscated prepare verifies, and a changed
+    file is a difference from both the prepare's own record and the recorded checksums."""
+    data = tmp_path / "data"
+    code, out, err = _prepare(capsys, "-c", "practice-wine", "--obfuscated", "--data-dir", str(data))
+    assert code == 0, out + err
+    assert verify(registry.get("practice-wine"), data).status == "ok"
+    answers = data / "practice-wine" / "prepared" / "private" / "test.csv"
+    answers.write_text(answers.read_text() + "999,1,0,0\n")
+    result = verify(registry.get("practice-wine"), data)
+    assert result.status == "mismatch"
+    assert [p.split(" (")[0] for p in result.problems] == [
+        "changed: private/test.csv",
+        "reference: changed: private/test.csv",
+    ]
