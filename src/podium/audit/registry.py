@@ -192,8 +192,8 @@ def audit_run(
                 results[check.name] = _run_check(check, ctx, None if redo else cached.get(check.name))
             elif check.name not in results:
                 reasons[check.name] = reason
-        except HarnessError as error:
-            errors[check.name] = _one_line(error)
+        except HarnessError as error:  # its message says what failed: the key, the model, the tool
+            errors[check.name] = (" ".join(str(error).split()) or type(error).__name__)[:300]
             results.pop(check.name, None)  # a result for other inputs is no answer for these
     skipped: dict[str, str] = {}
     incomplete: list[str] = []

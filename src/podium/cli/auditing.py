@@ -131,17 +131,22 @@ def _grouped(items: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, int,
 def _clause(check: str, reason: str, runs: int, competitions: list[str]) -> str:
     ids = ""
     if len(competitions) > 1:
-        shown = ", ".join(printable(c) for c in competitions[:5])
-        ids = f" (ID: {shown}{f' and {len(competitions) - 5} more' if len(competitions) > 5 else ''})"
+        shown = ", ".join(printable(c) for c in competitions[:3])
+        ids = f" (ID: {shown}{f' and {len(competitions) - 3} more' if len(competitions) > 3 else ''})"
     return f"{check} on {runs} run(s){ids}: {reason}"
 
 
 def _skipped_line(audits: Sequence[Any]) -> str:
-    """One line naming each check skipped, and why: runs whose reasons differ only by competition are one clause."""
+    """One line naming each check skipped, and why: runs whose reasons differ only by competition are one clause,
+    and so are checks skipped for one reason on the same runs."""
     items = [(check, reason, a.competition_id) for a in audits for check, reason in a.skipped.items()]
     if not items:
         return ""
-    return "skipped: " + "; ".join(_clause(*group) for group in _grouped(items))
+    merged: dict[tuple[str, int, tuple[str, ...]], list[str]] = {}
+    for check, reason, runs, competitions in _grouped(items):
+        merged.setdefault((reason, runs, tuple(competitions)), []).append(check)
+    clauses = [_clause(", ".join(names), reason, runs, list(ids)) for (reason, runs, ids), names in merged.items()]
+    return "skipped: " + "; ".join(clauses)
 
 
 def harness_error_lines(audits: Sequence[Any]) -> list[str]:
