@@ -150,7 +150,12 @@ def complete(kernels: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     and plagiarism against ``kernels`` (podium's winnowing)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with ScriptedLLM([ByContent({}, NO)] * 60) as model:
-        yield {"model": "judge-1", "base_url": model.base_url, "kernels": str(kernels), "plagiarism_engine": "winnowing"}
+        yield {
+            "model": "judge-1",
+            "base_url": model.base_url,
+            "kernels": str(kernels),
+            "plagiarism_engine": "winnowing",
+        }
 
 
 def _reasons(audit: Any, check: str) -> list[str]:
@@ -170,7 +175,9 @@ def test_a_clean_run_passes_every_check(
     assert any(s.startswith("answers: never mounted") for s in statement)
     assert any(s.startswith("validation: 0 calls") for s in statement)
     assert any("imports no grader" in s for s in statement)
-    assert any(s.startswith("network: loopback only (bwrap, observed at start by sandbox: interfaces lo)") for s in statement)
+    assert any(
+        s.startswith("network: loopback only (bwrap, observed at start by sandbox: interfaces lo)") for s in statement
+    )
 
 
 def test_skipped_checks_leave_a_run_incomplete_not_clean(tmp_path: Path, data_dir: Path, agent_dir: Path) -> None:
@@ -185,7 +192,9 @@ def test_skipped_checks_leave_a_run_incomplete_not_clean(tmp_path: Path, data_di
     audit = _audit(bare, data_dir, agent_dir)
     assert "answers" in audit.skipped and "answers" not in audit.incomplete
     # a check not asked for is no check that ran
-    only = audit_run(run, ["external"], {"data_dir": str(data_dir), "agent_dir": str(agent_dir), "plagiarism_engine": "winnowing"})
+    only = audit_run(
+        run, ["external"], {"data_dir": str(data_dir), "agent_dir": str(agent_dir), "plagiarism_engine": "winnowing"}
+    )
     assert only.verdict == "incomplete" and "judge" in only.incomplete
 
 
@@ -362,7 +371,9 @@ def test_cli_audit_text_json_and_usage_errors(
     assert main(["audit", str(tmp_path), *nodata, "--redo", "--checks", "submission"]) == 0
     out = capsys.readouterr().out
     skipped = next(line for line in out.splitlines() if line.startswith("skipped:"))
-    assert skipped == f"skipped: submission on 2 run(s): {CID} is not prepared in {tmp_path / 'nodata'} (give --data-dir)"
+    assert (
+        skipped == f"skipped: submission on 2 run(s): {CID} is not prepared in {tmp_path / 'nodata'} (give --data-dir)"
+    )
     assert f"group/{CID}/1: incomplete: submission" in out
     assert BUILTIN.is_dir()
 
@@ -389,7 +400,13 @@ def test_report_shows_medals_before_and_after_the_audit(
     (block,) = report["audit"].values()
     medals = ("medals_before", "medals_after", "medals_unclear", "medals_incomplete", "medals_not_audited")
     assert tuple(block[k] for k in medals) == (5, 1, 1, 1, 1)
-    assert (block["clean"], block["flagged"], block["unclear"], block["incomplete"], block["audited"]) == (1, 1, 1, 1, 4)
+    assert (block["clean"], block["flagged"], block["unclear"], block["incomplete"], block["audited"]) == (
+        1,
+        1,
+        1,
+        1,
+        4,
+    )
     flagged = next(r for r in block["reasons"] if r["seed"] == 1)
     assert flagged["verdict"] == "flagged" and "imports the LLM SDK 'openai'" in flagged["reasons"][0]
     incomplete = next(r for r in block["reasons"] if r["seed"] == 4)
@@ -427,10 +444,12 @@ def test_the_network_statement_is_what_the_sandbox_observed(tmp_path: Path, data
         run = make_run(tmp_path, data_dir, seed, agent_dir=agent_dir, submission=submission, code={"s.py": FAIR_CODE})
         _with_isolation(run, **changes)
         result = audit_run(run, ["integrity"], {"agent_dir": str(agent_dir)}).result("integrity")
-        return result, [f.reason for f in result.flags if not f.violation and f.reason.startswith("network:")][0]
+        return result, next(f.reason for f in result.flags if not f.violation and f.reason.startswith("network:"))
 
     result, statement = integrity(0)
-    assert result.verdict == "clean" and statement.startswith("network: loopback only (bwrap, observed at start by sandbox")
+    assert result.verdict == "clean" and statement.startswith(
+        "network: loopback only (bwrap, observed at start by sandbox"
+    )
     # a record without the observation (every record before it was taken) cannot back the statement
     missing = {"network_observed": None}
     result, statement = integrity(1, **missing)
@@ -446,7 +465,10 @@ def test_the_network_statement_is_what_the_sandbox_observed(tmp_path: Path, data
     assert "interface eth0 (up; 10.0.0.7/24)" in flag.reason and "route 'default via 10.0.0.1 dev eth0'" in flag.reason
     assert flag.figures["interfaces"] == 2 and flag.evidence[0].file == "record.json"
     # a tunnel device a new namespace may hold, down and without an address, is no way out
-    tunnel = {**LOOPBACK, "interfaces": [*LOOPBACK["interfaces"], {"name": "sit0", "up": False, "loopback": False, "addresses": []}]}
+    tunnel = {
+        **LOOPBACK,
+        "interfaces": [*LOOPBACK["interfaces"], {"name": "sit0", "up": False, "loopback": False, "addresses": []}],
+    }
     assert integrity(4, network_observed=tunnel)[0].verdict == "clean"
     # on a cluster the statement says the node made the record
     result, statement = integrity(5, network_observed={**LOOPBACK, "observed_by": "node gpu-3"})
@@ -461,7 +483,9 @@ def test_the_agent_folder_is_found_through_the_record_and_checked_against_its_ha
     run = make_run(tmp_path, data_dir, 0, agent_folder=agent_dir, submission=submission, code={"s.py": FAIR_CODE})
     result = audit_run(run, ["integrity"]).result("integrity")
     scaffold = next(f.reason for f in result.flags if f.reason.startswith("scaffold:"))
-    assert result.verdict == "clean" and "2 files of my-agent: imports no grader" in scaffold and "the record" in scaffold
+    assert (
+        result.verdict == "clean" and "2 files of my-agent: imports no grader" in scaffold and "the record" in scaffold
+    )
     # the folder changed since the run: it is not read, whoever names it
     (agent_dir / "main.py").write_text("from podium.grading import grade\n")
     for options in ({}, {"agent_dir": str(agent_dir)}):
@@ -612,7 +636,9 @@ def test_names_cannot_rewrite_the_audit_or_the_report(
     report = build_report(load_inputs([str(tmp_path / "group")]), split="dev", pad_missing=True)
     for text in (out, render(report, "text"), render(report, "md")):
         assert "\x1b" not in text and "\r" not in text
-        assert not any(line.lstrip().startswith(("note external: nothing.py", "ALL RUNS")) for line in text.splitlines())
+        assert not any(
+            line.lstrip().startswith(("note external: nothing.py", "ALL RUNS")) for line in text.splitlines()
+        )
     violation = next(line for line in out.splitlines() if "VIOLATION external" in line)
     assert "code/x\\e[2K\\r\\e[32mALL RUNS: clean\\e[0m\\n  note external: nothing.py imports the LLM SDK" in violation
     md = render(report, "md")

@@ -289,4 +289,6 @@ def test_files_with_more_than_one_hard_link_are_never_read(tmp_path: Path) -> No
     integrity = audit_run(run, ["integrity"]).result("integrity")
     assert integrity.verdict == "unclear"
     note = next(f for f in integrity.flags if f.reason.startswith("files not read"))
-    assert note.reason == "files not read: 3 with more than one hard link (code/copy.py, code/leak.py, code/solution.py)"
+    assert (
+        note.reason == "files not read: 3 with more than one hard link (code/copy.py, code/leak.py, code/solution.py)"
+    )
