@@ -276,6 +276,11 @@ def test_the_validation_endpoint_probed_as_an_oracle_is_caught(tmp_path: Path, d
     same = [_call(submission, tmp_path) for _ in range(12)]
     again = make_run(tmp_path, data_dir, 1, agent_dir=agent_dir, submission=submission, calls=same)
     assert _reasons(_audit(again, data_dir, agent_dir), "oracle") == []
+    # calls past the endpoint's sketch limit are not compared: the check cannot say the run did not probe
+    late = [*same, *({**c, "body": {k: v for k, v in c["body"].items() if k != "row_sketch"}} for c in probes)]
+    past = make_run(tmp_path, data_dir, 2, agent_dir=agent_dir, submission=submission, calls=late)
+    result = _audit(past, data_dir, agent_dir).result("oracle")
+    assert result.verdict == "unclear" and result.flags[0].figures == {"unsketched": 12}
 
 
 def test_a_scaffold_importing_a_grader_is_caught(tmp_path: Path, data_dir: Path, agent_dir: Path) -> None:
@@ -492,6 +497,14 @@ def test_the_agent_folder_is_found_through_the_record_and_checked_against_its_ha
         result = audit_run(run, ["integrity"], options).result("integrity")
         scaffold = next(f.reason for f in result.flags if f.reason.startswith("scaffold:"))
         assert result.verdict == "unclear" and "is not the folder that ran" in scaffold, scaffold
+    # a record naming a folder that is no agent's (a hostile node's "/") is not hashed
+    elsewhere = make_run(tmp_path, data_dir, 3, agent_folder=agent_dir, submission=submission)
+    record = json.loads((elsewhere / "record.json").read_text())
+    (elsewhere / "record.json").write_text(json.dumps({**record, "agent_folder": "/"}))
+    result = audit_run(elsewhere, ["integrity"]).result("integrity")
+    assert result.verdict == "unclear" and any(
+        "/ (named by the record) holds no agent.yaml" in f.reason for f in result.flags
+    )
     # a built-in agent is checked too: a record whose hash is not the folder's is not backed by it
     for seed, digest in ((1, folder_digest(BUILTIN / "dummy")), (2, "0123456789abcdef")):
         built_in = make_run(tmp_path, data_dir, seed, agent="dummy", submission=submission)

@@ -386,6 +386,8 @@ class AuditContext:
             return AgentFolder(None, "the agent's folder is not known (the record names none; give --agent-dir)")
         if not _is_real_dir(folder):
             return AgentFolder(None, f"{folder} (named by {source}) is no folder (give --agent-dir)")
+        if read_bounded(folder / "agent.yaml", 1) is None:  # every agent folder has one; no other folder is hashed
+            return AgentFolder(None, f"{folder} (named by {source}) holds no agent.yaml: it is no agent folder")
         if record is None or not record.agent_hash:
             return AgentFolder(None, f"{folder} cannot be checked: the record holds no agent_hash")
         from podium.agents import folder_digest
