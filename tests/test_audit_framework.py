@@ -80,6 +80,7 @@ def test_types_round_trip_and_fragments_are_cut() -> None:
     assert saved["results"][0]["inputs"]["calls"] == 7 and saved["incomplete"] == ["judge"]
     incomplete = RunAudit("r", "comp", 2, "incomplete", (), incomplete=("plagiarism", "judge"))
     assert incomplete.summary == "incomplete: plagiarism, judge"
+    assert RunAudit("r", "comp", 2, "unclear", incomplete=("judge",)).summary == "unclear (incomplete: judge)"
     assert CheckResult.from_flags("c", [Flag("c", "note", violation=False)], {}).verdict == "clean"
     with pytest.raises(ValueError):
         CheckResult("c", "maybe")  # type: ignore[arg-type]

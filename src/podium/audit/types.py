@@ -212,8 +212,12 @@ class RunAudit:
 
     @property
     def summary(self) -> str:
-        """The verdict as a line says it: ``clean``, ``flagged``, ``unclear`` or ``incomplete: judge, plagiarism``."""
-        return f"incomplete: {', '.join(self.incomplete)}" if self.verdict == "incomplete" else self.verdict
+        """The verdict as a line says it: ``clean``, ``flagged``, ``unclear`` or ``incomplete: judge, plagiarism``
+        (an unclear run names the checks that did not run too: ``unclear (incomplete: judge)``)."""
+        names = ", ".join(self.incomplete)
+        if self.verdict == "incomplete":
+            return f"incomplete: {names}"
+        return f"unclear (incomplete: {names})" if self.verdict == "unclear" and names else self.verdict
 
     @property
     def flags(self) -> tuple[Flag, ...]:

@@ -42,7 +42,7 @@ def audit_fields(run_dir: Path) -> dict[str, Any]:
         return {"audit": None, "audit_reasons": [], "integrity": None, "integrity_verdict": None}
     reasons = [f"{f.check}: {f.reason}" for f in audit.violations]
     if audit.incomplete:
-        reasons.append(audit.summary if audit.verdict == "incomplete" else f"incomplete: {', '.join(audit.incomplete)}")
+        reasons.append(f"incomplete: {', '.join(audit.incomplete)}")
     reasons += [f"note: {f.reason}" for f in audit.notes if f.check != "integrity"]
     reasons += [
         f"{check} {r.verdict}"
