@@ -686,3 +686,15 @@ def test_the_skipped_line_groups_runs_of_many_competitions(capsys: pytest.Captur
         "leaf-classification and 4 more): no public notebooks of ID found: run `podium kernels download -c ID` or "
         "pass --kernels DIR"
     )
+
+
+def test_dolos_that_cannot_run_is_a_harness_error_not_a_verdict(
+    tmp_path: Path, data_dir: Path, kernels: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from podium.audit import plagiarism
+
+    monkeypatch.setattr(plagiarism, "_dolos_state", lambda install: (False, "node is not on PATH"))
+    run = make_run(tmp_path, data_dir, 0, submission="id,x\n", code={"s.py": FAIR_CODE})
+    audit = audit_run(run, ["plagiarism"], {"kernels": str(kernels), "plagiarism_engine": "dolos"})
+    assert audit.result("plagiarism") is None and "plagiarism" in audit.incomplete
+    assert audit.harness_errors == {"plagiarism": "Dolos was asked for but cannot run: node is not on PATH"}
