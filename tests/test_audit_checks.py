@@ -698,3 +698,18 @@ def test_dolos_that_cannot_run_is_a_harness_error_not_a_verdict(
     audit = audit_run(run, ["plagiarism"], {"kernels": str(kernels), "plagiarism_engine": "dolos"})
     assert audit.result("plagiarism") is None and "plagiarism" in audit.incomplete
     assert audit.harness_errors == {"plagiarism": "Dolos was asked for but cannot run: node is not on PATH"}
+
+
+def test_the_report_states_the_network_once_whichever_node_observed_it() -> None:
+    from podium.report.audited import audit_section
+
+    def row(node: str) -> dict[str, Any]:
+        statement = f"network: loopback only (docker, observed at start by node {node}: the record was made by the node: interfaces lo); sockets none"  # fmt: skip
+        return {"competition_id": CID, "competition_version": 1, "audit": "incomplete", "integrity": [statement],
+                "integrity_verdict": "clean", "gold_medal": False, "silver_medal": False, "bronze_medal": False}  # fmt: skip
+
+    block = audit_section({"a": [row("gpu-1"), row("gpu-2")]})["a"]
+    network = [line for line in block["integrity"]["statement"] if line.startswith("loopback")]
+    assert network == [
+        "loopback only (docker, observed at start by a node: the record was made by the node: interfaces lo): 2 of 2 runs"
+    ]

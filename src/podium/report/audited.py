@@ -32,6 +32,7 @@ from podium.report.tables import md_row, text_table
 __all__ = ["COUNT_KEYS", "audit_fields", "audit_lines", "audit_section"]
 
 _CALLS = re.compile(r"^validation: (\d+) calls, all format-only")
+_NODE = re.compile(r"by node [^:,)]+")
 
 
 def audit_fields(run_dir: Path) -> dict[str, Any]:
@@ -66,7 +67,8 @@ def _statement(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     n = len(stated)
     parts = [p for r in stated for p in r["integrity"]]
     never = sum(p.startswith("answers: never mounted") for p in parts)
-    isolated = Counter(p.split(";")[0] for p in parts if p.startswith("network:"))
+    # one line per kind of statement, whichever node of a cluster observed it
+    isolated = Counter(_NODE.sub("by a node", p.split(";")[0]) for p in parts if p.startswith("network:"))
     calls = [int(m.group(1)) for p in parts if (m := _CALLS.match(p))]
     scaffold = sum(p.startswith("scaffold:") and "imports no grader" in p for p in parts)
     lines = [f"private answers never mounted: {never} of {n} runs"]
