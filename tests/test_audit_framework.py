@@ -293,3 +293,22 @@ def test_files_with_more_than_one_hard_link_are_never_read(tmp_path: Path) -> No
     assert (
         note.reason == "files not read: 3 with more than one hard link (code/copy.py, code/leak.py, code/solution.py)"
     )
+
+
+def test_an_audit_written_before_incomplete_runs_were_told_apart_is_not_clean(tmp_path: Path) -> None:
+    """An older podium wrote `clean` for a run whose judge and plagiarism were skipped; read now, it is incomplete
+    (so the report does not keep its medal), and a flagged one stays flagged."""
+    run = make_run(tmp_path)
+    external = CheckResult("external", "clean", (), {"podium": "old"}, key="k")
+    old = RunAudit(str(run), "spaceship-titanic", 0, "clean", (external,), {"judge": "no judge model named"}).to_json()
+    del old["incomplete"], old["harness_errors"]
+    (run / AUDIT_FILE).write_text(json.dumps(old))
+    read = read_audit(run)
+    assert (
+        read is not None
+        and read.verdict == "incomplete"
+        and {"judge", "plagiarism", "integrity"} <= set(read.incomplete)
+    )
+    flagged = {**old, "verdict": "flagged", "results": [{**external.to_json(), "verdict": "flagged"}]}
+    (run / AUDIT_FILE).write_text(json.dumps(flagged))
+    assert read_audit(run).verdict == "flagged"

@@ -99,14 +99,23 @@ def resolve_checks(names: Iterable[str] | None) -> tuple[Check, ...]:
 
 
 def read_audit(run_dir: Path | str) -> RunAudit | None:
-    """The run's ``audit.json``, or None when it has none (or an unreadable one)."""
+    """The run's ``audit.json``, or None when it has none (or an unreadable one). One written before podium told
+    incomplete runs apart is read as it would be written now: a registered check without a result (skipped, or
+    never asked for) makes it ``incomplete``, never ``clean``."""
     data = read_bounded(Path(run_dir) / AUDIT_FILE, 64 << 20)
     if data is None:
         return None
     try:
-        return RunAudit.from_json(json.loads(data))
+        raw = json.loads(data)
+        audit = RunAudit.from_json(raw)
     except (ValueError, TypeError, AttributeError):
         return None
+    if "incomplete" in raw:
+        return audit
+    ran = {r.check for r in audit.results}
+    missing = tuple(c.name for c in checks() if c.name not in ran)
+    verdict = combine_verdicts((r.verdict for r in audit.results), missing)
+    return replace(audit, verdict=verdict, incomplete=missing)
 
 
 def _key(check: Check, ctx: AuditContext) -> str:
