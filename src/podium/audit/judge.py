@@ -165,15 +165,17 @@ def _ask(client: JudgeClient, question: Question, chunk: Chunk) -> _Answer:
 
 @dataclass
 class _Judged:
-    """A question's answers so far: the first verified yes, the first unclear answer."""
+    """A question's answers so far: the first verified yes, the first unclear answer, the last answer."""
 
     question: Question
     yes: _Answer | None = None
     unclear: _Answer | None = None
+    last: _Answer | None = None
     asked: int = 0
 
     def take(self, answer: _Answer) -> None:
         self.asked += 1
+        self.last = answer
         if answer.verdict == "yes":
             self.yes = answer
         elif answer.verdict == "unclear" and self.unclear is None:
@@ -324,9 +326,10 @@ class JudgeCheck:
         shown = judged.yes or judged.unclear
         inputs[f"verdict.{question.id}"] = "yes" if judged.yes else "unclear" if judged.unclear else "no"
         inputs[f"chunks.{question.id}"] = str(judged.asked)
+        if judged.last is not None:
+            inputs[f"answer.{question.id}"] = (shown or judged.last).text[:4000]
         if shown is None:
             return []
-        inputs[f"answer.{question.id}"] = shown.text[:4000]
         where = f" (part {shown.chunk + 1} of the material)"
         if judged.yes is not None:
             return [Flag(self.name, f"judge: {question.reason}{where}", shown.evidence)]
