@@ -409,6 +409,20 @@ def test_cli_takes_the_model_flags_of_podium_run(tmp_path: Path, capsys: pytest.
     (row,) = json.loads(capsys.readouterr().out)
     assert row["verdict"] == "flagged" and row["flags"][0]["check"] == "judge"
     assert main(["audit", str(run), "--checks", "judge", "--max-cost", "-1"]) == 2
+    assert main(["audit", str(run), "--checks", "judge", "--model", "m", "--judge-max-chunks", "0"]) == 2
+
+
+def test_cli_reads_more_with_judge_max_chunks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import main
+
+    run = _run(tmp_path, log=_filler(0.3), code="")
+    with ScriptedLLM([ByContent({}, NO)] * 12) as model:
+        flags = ["audit", str(run), "--checks", "judge", "--model", "m", "--base-url", model.base_url]
+        assert main([*flags, "--judge-max-chunks", "1", "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["verdict"] == "unclear"
+        assert main([*flags, "--judge-max-chunks", "3", "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["verdict"] == "clean"
+        assert len(model.requests) == 12  # 1 part, then all 3 parts, each asked 3 questions
 
 
 def test_cli_refuses_a_judge_without_its_key_up_front(

@@ -343,7 +343,7 @@ class JudgeCheck:
         more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
         return (
             f"{_size(left)} of the material's {_size(total)} left unread after {material.chunks_given} part(s) of "
-            f"{CHUNK_CHARS} characters: {named}{more}; the run is not judged clean (judge_max_chunks reads more)"
+            f"{CHUNK_CHARS} characters: {named}{more}; the run is not judged clean (--judge-max-chunks reads more)"
         )
 
 

@@ -68,7 +68,7 @@ RISK_CHARS = 64_000
 #: Characters of a line of risk kept around what matched.
 RISK_CONTEXT = 150
 #: The most distinct messages remembered for de-duplication (beyond, repeats are shown again).
-MAX_SEEN = 1_000_000
+MAX_SEEN = 200_000
 _BLOCK = 1 << 20
 
 #: What an unauthorised download, a look for the answers or a call to an outside model leaves in a log (lower case).
@@ -78,7 +78,7 @@ RISK_WORDS = (
     b"ground truth", b"ground_truth", b"../..", b"api_key", b"api-key", b"openai", b"anthropic", b"verdict",
 )  # fmt: skip
 _ADDRESSED = re.compile(
-    r"\bverdict\s*[:=]\s*[*_`\"']*\s*(?:yes|no)\b|ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) "
+    r"\bverdict\s*[:=]\s*[*_`\"']*\s*(?:yes|no|clean)\b|ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) "
     r"(?:instructions|prompts?)|(?:attention|note) to the (?:judge|auditor|reviewer)",
     re.IGNORECASE,
 )

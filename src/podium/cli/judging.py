@@ -14,9 +14,9 @@ __all__ = ["add_judge_and_kernels_flags", "check_judge_access"]
 
 
 def add_judge_and_kernels_flags(p: argparse.ArgumentParser) -> None:
-    """Add --model, --provider, --base-url, --max-cost (the judge) and --kernels (plagiarism) to ``audit``'s parser;
-    each reaches the checks as the option of its name (``model``, ``provider``, ``base_url``, ``max_cost``,
-    ``kernels``). The command then checks the judge's settings first (:func:`check_judge_access`)."""
+    """Add --model, --provider, --base-url, --max-cost, --judge-max-chunks (the judge) and --kernels (plagiarism) to
+    ``audit``'s parser; each reaches the checks as the option of its name (``model``, ``provider``, ``base_url``,
+    ``max_cost``, ``judge_max_chunks``, ``kernels``). The command then checks the judge's settings first (:func:`check_judge_access`)."""
     p.add_argument("--model", default=None, help="the judge's model: names it and makes --checks judge run")
     p.add_argument(
         "--provider", default=None, choices=["openai", "anthropic", "openrouter"], help="the judge's provider"
@@ -26,13 +26,23 @@ def add_judge_and_kernels_flags(p: argparse.ArgumentParser) -> None:
         "--max-cost", type=values.money, default=None, metavar="USD", help="the judge's cost budget for each run"
     )
     p.add_argument(
+        "--judge-max-chunks",
+        type=values.count(1, "number of chunks"),
+        default=None,
+        metavar="N",
+        help="the most chunks of 128,000 characters the judge reads of a run (default 40); a run with more left "
+        "unread is unclear",
+    )
+    p.add_argument(
         "--kernels",
         default=None,
         metavar="DIR",
         help="public notebooks as DIR/<competition>/*.py and *.ipynb (default: DATA/<id>/kernels/ from "
         "`podium kernels download`)",
     )
-    p.set_defaults(fn=_audit, audit_options=["model", "provider", "base_url", "max_cost", "kernels"])
+    p.set_defaults(
+        fn=_audit, audit_options=["model", "provider", "base_url", "max_cost", "judge_max_chunks", "kernels"]
+    )
 
 
 def _audit(args: argparse.Namespace) -> int:
