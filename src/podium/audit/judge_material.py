@@ -239,9 +239,9 @@ class Material:
         for path in dict.fromkeys([*logs, *ctx.code_files()]):
             size = _regular_size(path)
             if size is None:
-                self.gaps.append(f"{ctx.relative(path)} could not be read (not a regular file of one link)")
+                self.gaps.append(f"{_printable(ctx.relative(path))} could not be read (not a regular file of one link)")
             else:
-                sources.append(_Source(ctx.relative(path), path, size))
+                sources.append(_Source(_printable(ctx.relative(path)), path, size))
         if len(ctx.log_files()) >= MAX_FILES or len(ctx.code_files()) >= MAX_FILES:
             self.gaps.append(f"the agent's folders hold {MAX_FILES} files or more; those past them were not read")
         return sources
@@ -555,6 +555,12 @@ def _arguments(value: Any) -> str:
             f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
         )
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _printable(name: str) -> str:
+    """A file name the agent chose, its control and other unprintable characters escaped (a line break in a name
+    would start a line of its own in the material)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)
 
 
 def _list(value: Any) -> list[Any]:
