@@ -337,6 +337,26 @@ def test_a_transcript_short_of_the_recorded_calls_is_unclear(tmp_path: Path) -> 
     assert f"judge: {TRANSCRIPT} line 3 is not a JSON object" in reasons
 
 
+def test_what_the_proxy_cut_is_a_gap_unless_it_was_recorded_whole_before(tmp_path: Path) -> None:
+    system = {"role": "system", "content": "You are a data scientist."}
+    output = {"role": "user", "content": "train.csv has 8693 rows\n" + "row of data\n" * 300 + "end of output"}
+    text = output["content"]
+    cut = {**output, "content": f"{text[:100]}...[podium cut {len(text) - 150} characters]...{text[-50:]}"}
+    answer = {"role": "assistant", "content": "I will fit a model."}
+    long_answer = {"role": "assistant", "content": f"plan: {'x' * 60}...[podium cut 5000 characters]...{'y' * 30}"}
+    run = _run(tmp_path, log="", code="")
+    write_transcript(
+        run, [_chat([system, output], answer), {**_chat([system, cut, answer], answer), "truncated": True}]
+    )
+    material = Material(AuditContext(run))
+    (chunk,) = material.chunks()
+    assert material.gaps == [] and material.repeated_messages == 4 and "podium cut" not in chunk.text
+    write_transcript(run, [_chat([system, output], answer), {**_chat([system, cut], long_answer), "truncated": True}])
+    material = Material(AuditContext(run))
+    list(material.chunks())
+    assert material.gaps == ["podium's proxy cut 1 message(s) of the transcript that were not recorded whole before"]
+
+
 def test_material_orders_the_riskiest_files_first(tmp_path: Path) -> None:
     run = _run(tmp_path, log="", code="")
     (run / "logs" / "a.log").write_text("plain\n" * 10)

@@ -83,6 +83,10 @@ _ADDRESSED = re.compile(
     re.IGNORECASE,
 )
 _TABLES = (".csv",)
+#: Where podium's proxy cut a long string of a transcript line (I1: the middle goes, the start and the end stay).
+_CUT = re.compile(r"\.\.\.\[podium cut \d+ characters\]\.\.\.")
+#: The characters of a message's start and end that tell a cut copy of it (the proxy keeps at least 42 and 21).
+_ENDS = (42, 21)
 
 
 @dataclass
@@ -209,7 +213,8 @@ class Material:
         #: Lines that address the judge (the first ten).
         self.addressed: list[Evidence] = []
         self.transcript_calls = 0
-        self.transcript_cut = 0
+        #: Messages of the transcript that podium's proxy cut (its lines are bounded) and that were not shown whole.
+        self.cut_messages = 0
         self.repeated_messages = 0
         self.lines = 0
         self.chunks_given = 0
@@ -400,7 +405,6 @@ class Material:
                     self.gaps.append(f"{TRANSCRIPT} line {number} is not a JSON object")
                 else:
                     self.transcript_calls += 1
-                    self.transcript_cut += bool(call.get("truncated"))
                     title, texts = _call_rows(call, number, seen, self)
                     rows = [_Row(t, TRANSCRIPT, number, source, start) for t in texts]
                     if rows:
@@ -419,8 +423,10 @@ class Material:
                 f"the transcript ({TRANSCRIPT}) holds {self.transcript_calls} of the {counted} model calls the record "
                 "counts"
             )
-        if self.transcript_cut:
-            self.gaps.append(f"podium's proxy cut long texts of {self.transcript_cut} call(s) in the transcript")
+        if self.cut_messages:
+            self.gaps.append(
+                f"podium's proxy cut {self.cut_messages} message(s) of the transcript that were not recorded whole before"
+            )
 
     # -- what was left ----------------------------------------------------------------------------
 
@@ -439,19 +445,38 @@ def _call_rows(call: dict[str, Any], number: int, seen: set[bytes], material: Ma
     rows: list[str] = []
     repeated = 0
     for role, text in [*_request_messages(api, call.get("request")), *_response_messages(api, call.get("response"))]:
-        key = hashlib.sha256(f"{role}\0{text}".encode()).digest()
-        if key in seen:
+        keys = _keys(role, text)
+        if keys[0] in seen:
             repeated += 1
             continue
         if len(seen) < MAX_SEEN:
-            seen.add(key)
+            seen.update(keys)
+        if _CUT.search(text):
+            material.cut_messages += 1  # cut by the proxy, and not shown whole before: part of it is lost
         rows += [f"[{role}]", *text.splitlines()]
+    if call.get("truncated") and not all(isinstance(call.get(k), dict | None) for k in ("request", "response")):
+        material.cut_messages += 1  # the proxy kept only the start of the call's JSON
     if repeated:
         material.repeated_messages += repeated
         rows.insert(0, f"[{repeated} message(s) shown earlier in the material not repeated]")
     if call.get("error"):
         rows.append(f"[error] {call['error']}")
     return title, rows
+
+
+def _keys(role: str, text: str) -> tuple[bytes, ...]:
+    """What tells a message seen before: the hash of its whole text; for a whole one also the hash of its start and end
+    (:data:`_ENDS` characters), which is all a copy the proxy cut in the middle keeps of it, so that copy is known."""
+    cut = list(_CUT.finditer(text))
+    if cut:
+        head, tail = text[: cut[0].start()], text[cut[-1].end() :]
+        if len(head) >= _ENDS[0] and len(tail) >= _ENDS[1]:
+            return (hashlib.sha256(f"{role}\0{head[: _ENDS[0]]}\0{tail[-_ENDS[1] :]}".encode()).digest(),)
+        return (hashlib.sha256(f"{role}\0{text}".encode()).digest(),)
+    whole = hashlib.sha256(f"{role}\0{text}".encode()).digest()
+    if len(text) < sum(_ENDS):
+        return (whole,)
+    return whole, hashlib.sha256(f"{role}\0{text[: _ENDS[0]]}\0{text[-_ENDS[1] :]}".encode()).digest()
 
 
 def _request_messages(api: str, request: Any) -> list[tuple[str, str]]:
