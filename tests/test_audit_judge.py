@@ -143,7 +143,7 @@ def test_a_yes_is_flagged_with_evidence_found_in_the_logs(tmp_path: Path) -> Non
         asked = list(model.requests)
     assert audit["verdict"] == "flagged"
     (flag,) = audit["flags"]
-    assert flag["reason"].startswith("judge: the agent wrote the answers by hand")
+    assert flag["reason"].startswith("the agent wrote the answers by hand")
     assert flag["evidence"][0]["file"] == "logs/agent.stdout.log" and flag["evidence"][0]["line"] == 2
     assert len(asked) == 3 and all(r["body"]["temperature"] == 0 for r in asked)
     result = audit["results"][0]
@@ -333,8 +333,8 @@ def test_a_transcript_short_of_the_recorded_calls_is_unclear(tmp_path: Path) -> 
         audit = _audit(run, model)
     assert audit["verdict"] == "unclear"
     reasons = [f["reason"] for f in audit["flags"]]
-    assert f"judge: the transcript ({TRANSCRIPT}) holds 2 of the 5 model calls the record counts" in reasons
-    assert f"judge: {TRANSCRIPT} line 3 is not a JSON object" in reasons
+    assert f"the transcript ({TRANSCRIPT}) holds 2 of the 5 model calls the record counts" in reasons
+    assert f"{TRANSCRIPT} line 3 is not a JSON object" in reasons
 
 
 def test_what_the_proxy_cut_is_a_gap_unless_it_was_recorded_whole_before(tmp_path: Path) -> None:

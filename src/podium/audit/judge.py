@@ -319,7 +319,7 @@ class JudgeCheck:
         return CheckResult(self.name, verdict, tuple(flags), inputs)
 
     def _note(self, reason: str, evidence: tuple[Evidence, ...] = ()) -> Flag:
-        return Flag(self.name, f"judge: {reason}", evidence, violation=False)
+        return Flag(self.name, reason, evidence, violation=False)
 
     def _answers(self, judged: _Judged, inputs: dict[str, str]) -> list[Flag]:
         question = judged.question
@@ -332,8 +332,8 @@ class JudgeCheck:
             return []
         where = f" (part {shown.chunk + 1} of the material)"
         if judged.yes is not None:
-            return [Flag(self.name, f"judge: {question.reason}{where}", shown.evidence)]
-        doubt = f"judge: no verdict on whether {question.reason}{where}: {shown.problem}"
+            return [Flag(self.name, f"{question.reason}{where}", shown.evidence)]
+        doubt = f"no verdict on whether {question.reason}{where}: {shown.problem}"
         return [Flag(self.name, doubt, shown.evidence, violation=False)]
 
     @staticmethod

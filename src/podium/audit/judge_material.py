@@ -135,13 +135,15 @@ class _Source:
 
 @dataclass
 class _Row:
-    """One line of material: its text (no line break), where it comes from, and the source's bytes read with it."""
+    """One line of material: its text (no line break), where it comes from, the source's bytes read with it, and what
+    is shown before it (its number, or its file and number)."""
 
     text: str
     file: str
     line: int | None
     source: _Source | None = None
     done: int = 0
+    label: str = ""
 
 
 class _Chunker:
@@ -302,7 +304,7 @@ class Material:
             end = len(data) if end < 0 else end
             at = min(i for w in RISK_WORDS if (i := lower.find(w, start, end)) >= 0)
             text = data[max(start, at - RISK_CONTEXT) : min(end, at + RISK_CONTEXT)].decode("utf-8", "replace")
-            self._risk.append(_Row(f"{source.name}:{number}: {text}", source.name, number))
+            self._risk.append(_Row(text, source.name, number, label=f"{source.name}:{number}: "))
             added += len(text) + len(source.name) + 12
         return added
 
@@ -336,8 +338,7 @@ class Material:
                 self._watch(row)
                 for start in range(0, len(row.text), SEGMENT_CHARS):
                     piece = row.text[start : start + SEGMENT_CHARS]
-                    shown = f"{row.line}: {piece}" if row.source is not None and row.file != TRANSCRIPT else piece
-                    if full := chunker.row(row, shown):
+                    if full := chunker.row(row, row.label + piece):
                         yield full
 
     def _parts(self) -> Iterator[tuple[str, Iterable[_Row]]]:
@@ -349,7 +350,7 @@ class Material:
         if self._risk:
             yield (
                 "lines of the agent's files that mention downloads, web addresses, answers or keys (file:line)",
-                [_Row(r.text, r.file, r.line) for r in self._risk],
+                self._risk,
             )
         for source in sources:
             if source.name != TRANSCRIPT:
@@ -359,7 +360,9 @@ class Material:
         low = row.text.lower()
         if len(self.addressed) >= 10 or not ("verdict" in low or "ignore" in low or " to the " in low):
             return
-        if match := _ADDRESSED.search(row.text):
+        if (match := _ADDRESSED.search(row.text)) and all(
+            (e.file, e.line) != (row.file, row.line) for e in self.addressed
+        ):
             self.addressed.append(Evidence(row.file, row.line, row.text[max(0, match.start() - 80) : match.end() + 80]))
 
     def _file_rows(self, source: _Source) -> Iterator[_Row]:
@@ -374,13 +377,13 @@ class Material:
                 done += len(piece)
                 text += decoder.decode(piece)
                 if piece.endswith(b"\n"):
-                    yield _Row(text.rstrip("\r\n"), source.name, number, source, done)
+                    yield _Row(text.rstrip("\r\n"), source.name, number, source, done, f"{number}: ")
                     number, text = number + 1, ""
                 elif len(text) >= SEGMENT_CHARS:  # a long line: its pieces under the same number
-                    yield _Row(text, source.name, number, source, done)
+                    yield _Row(text, source.name, number, source, done, f"{number}: ")
                     text = ""
             text += decoder.decode(b"", final=True)
-            yield _Row(text, source.name, number, source, max(done, source.size))
+            yield _Row(text, source.name, number, source, max(done, source.size), f"{number}: ")
 
     # -- the transcript ---------------------------------------------------------------------------
 
