@@ -3,7 +3,8 @@
 When podium runs as root, each run gets a *stage*, a small tmpfs at ``/run/podium-sandbox/<run>``
 (mode 0750, group = the agent's id) from which both isolating sandboxes take every mount:
 
-* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``;
+* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``, and with a memory cap the run's
+  ``meminfo`` (shown at ``/proc/meminfo``, :mod:`podium.sandbox._limits`);
 * ``m/<i>``: mount ``i``. A read-only folder is a read-only overlay whose only layer is the folder,
   given to the kernel as ``/proc/self/fd/N``: the sandbox's ``/proc/self/mountinfo`` then shows
   ``/`` and ``lowerdir=/proc/self/fd/N``, not where the folder lies on the host (a bind mount would
@@ -13,8 +14,9 @@ When podium runs as root, each run gets a *stage*, a small tmpfs at ``/run/podiu
   name appeared meanwhile in the host folder, such as the harness's logs, the harness's is kept).
   Without that filesystem (no loop devices) it is the host folder itself, bind-mounted. A socket
   is bind-mounted (its host path shows);
-* ``py/<j>``: read-only binds of the Python installation, so that bwrap, which runs as the agent's
-  unprivileged id, can reach it wherever it lies (``/root`` is mode 0700).
+* ``py/<j>``: read-only binds of the host Python's folders and files (:mod:`podium.sandbox._python`), so
+  that bwrap, which runs as the agent's unprivileged id, can reach them wherever they lie (``/root`` is
+  mode 0700).
 
 The agent's id (:mod:`podium.sandbox._ids`) owns the writable folders during the run; afterwards
 :func:`podium.sandbox._handback.hand_over` gives them to the harness's user, stripped of anything but
@@ -45,6 +47,7 @@ from podium.errors import PodiumError
 from podium.sandbox import _disk
 from podium.sandbox._handback import copy_tree, empty_folder, hand_over, harness_ids
 from podium.sandbox._ids import agent_ids
+from podium.sandbox._limits import write_meminfo
 from podium.sandbox._types import Limits, Mount
 
 STAGE_ROOT = Path("/run/podium-sandbox")
@@ -73,12 +76,13 @@ class Staged:
 
     mounts: list[Mount]  # the run's mounts, their sources replaced by stage paths when staged
     etc_dir: Path  # passwd, group, hosts
-    prefixes: list[tuple[str, str]]  # (source, target) of the Python installation's folders
+    prefixes: list[tuple[str, str]]  # (source, target) of the host Python's folders and files
     uid: int
     gid: int
     disk: _disk.DiskWatch | None = None  # the periodic check, where the kernel does not enforce the cap
     warnings: list[str] = field(default_factory=list)
     root: Path | None = None  # the stage, when there is one
+    meminfo: Path | None = None  # the run's /proc/meminfo, with a memory cap (:mod:`podium.sandbox._limits`)
 
 
 def _libc() -> ctypes.CDLL:
@@ -187,6 +191,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
         (root / "owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
         result = Staged(mounts=[], etc_dir=root / "etc", prefixes=[], uid=uid, gid=gid, root=root)
         _write_etc(result.etc_dir, uid, gid)
+        result.meminfo = write_meminfo(result.etc_dir, limits)
         for name in ("m", "py", "empty"):
             (root / name).mkdir(mode=0o755)
         writable = [m for m in mounts if m.writable and m.source.is_dir()]
@@ -197,7 +202,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
             result.mounts.append(_stage_mount(root, index, mount, disk_root, uid, gid, stack, result))
         for index, prefix in enumerate(prefixes):
             target = root / "py" / str(index)
-            target.mkdir()
+            _make_point(target, os.stat(prefix))
             _bind(Path(prefix), target, read_only=True)
             result.prefixes.append((str(target), prefix))
         yield result
@@ -296,6 +301,7 @@ def _unstaged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) 
         resolved = [Mount(m.source.resolve(), m.target, m.writable) for m in mounts]
         result = Staged(resolved, Path(etc_dir), [(p, p) for p in prefixes], uid, gid)
         _write_etc(result.etc_dir, uid, gid)
+        result.meminfo = write_meminfo(result.etc_dir, limits)
         os.chmod(etc_dir, 0o755)
         if limits.disk_bytes is not None:
             result.disk = _disk.disk_watch(mounts, limits)
