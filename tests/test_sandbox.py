@@ -352,8 +352,9 @@ def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job,
     assert token not in job.stdout
     assert "LEAKED" not in job.stdout and "VISIBLE" not in job.stdout and "FOUND" not in job.stdout
     top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
-    python_tops = {folder.split("/")[1] for folder in host_python().folders}  # the parents of Python's own folders
-    allowed = SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys"} if isolated.name == "docker" else set())
+    python_tops = {path.split("/")[1] for path in host_python().shown}  # the parents of Python's own folders and files
+    # docker: its own marker, an empty /sys, and /run holding the FIFO the command waits on until it is observed
+    allowed = SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys", "run"} if isolated.name == "docker" else set())
     assert set(top) <= allowed
     if sys.base_prefix.startswith("/root/"):
         assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]
@@ -787,7 +788,7 @@ def test_mount_sources_and_bwrap_arguments_name_no_host_path(isolated: Sandbox, 
     assert result.exit_code == 0, job.stderr
     assert "/job/data" in job.stdout and "/job/out" in job.stdout
     shown = job.stdout
-    for folder in host_python().folders:  # the host's Python shows at its own paths (an editable checkout's src too)
+    for folder in host_python().shown:  # the host's Python shows at its own paths (an editable checkout's src too)
         shown = re.sub(rf"(?<=\s){re.escape(folder)}(?=\s)", "PYTHON-FOLDER", shown)
     for secret in (str(job.root), str(job.root.parent), str(REPO), "/run/podium-sandbox"):
         assert secret not in shown, (secret, shown)

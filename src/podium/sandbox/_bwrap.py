@@ -233,7 +233,7 @@ class BwrapSandbox:
             args += (
                 ["--tmpfs", cover.path, "--remount-ro", cover.path]
                 if cover.folder
-                else ["--ro-bind", "/dev/null", cover.path]
+                else ["--ro-bind", str(staged.empty_file), cover.path]
             )
         for device in devices:
             args += ["--dev-bind", device, device]

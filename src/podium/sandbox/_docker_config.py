@@ -19,7 +19,7 @@ from typing import Any
 from podium.sandbox import _seccomp
 from podium.sandbox._bwrap import ETC_ENTRIES, default_env
 from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
-from podium.sandbox._stage import HOME, HOSTNAME
+from podium.sandbox._stage import EMPTY_FILE, HOME, HOSTNAME
 from podium.sandbox._types import Limits, Mount
 
 __all__ = ["DEFAULT_SHM_BYTES", "HARNESS_LABEL", "container_config", "harness_id"]
@@ -88,7 +88,11 @@ def container_config(
         if cover.folder:
             tmpfs[cover.path] = "ro,nosuid,nodev,noexec,size=4k"
         else:
-            binds.append(DockerMount(cover.path, "/dev/null", type="bind", read_only=True))
+            binds.append(
+                DockerMount(
+                    cover.path, str(etc_dir / EMPTY_FILE) if etc_dir else "/dev/null", type="bind", read_only=True
+                )
+            )
     if not limits.gpus:  # as under bwrap, the host's hardware details stay hidden (GPU stacks may read /sys)
         tmpfs["/sys"] = "ro,nosuid,nodev,noexec,size=4k"
     config: dict[str, Any] = {

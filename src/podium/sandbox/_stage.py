@@ -3,7 +3,8 @@
 When podium runs as root, each run gets a *stage*, a small tmpfs at ``/run/podium-sandbox/<run>``
 (mode 0750, group = the agent's id) from which both isolating sandboxes take every mount:
 
-* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``, and with a memory cap the run's
+* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``, an empty file (laid over what the
+  sandbox covers), and with a memory cap the run's
   ``meminfo`` (shown at ``/proc/meminfo``, :mod:`podium.sandbox._limits`);
 * ``m/<i>``: mount ``i``. A read-only folder is a read-only overlay whose only layer is the folder,
   given to the kernel as ``/proc/self/fd/N``: the sandbox's ``/proc/self/mountinfo`` then shows
@@ -52,6 +53,7 @@ from podium.sandbox._types import Limits, Mount
 
 STAGE_ROOT = Path("/run/podium-sandbox")
 HOSTNAME = "podium"
+EMPTY_FILE = "empty"
 HOME = "/home"
 _STAGE_TMPFS = "size=8m,nr_inodes=4096"
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC = 1, 2, 4, 32, 4096, 16384
@@ -82,6 +84,13 @@ class Staged:
     disk: _disk.DiskWatch | None = None  # the periodic check, where the kernel does not enforce the cap
     warnings: list[str] = field(default_factory=list)
     root: Path | None = None  # the stage, when there is one
+
+    @property
+    def empty_file(self) -> Path:
+        """An empty regular file, laid over each file the sandbox covers (a device node such as /dev/null cannot be
+        opened on the sandbox's ``nodev`` binds)."""
+        return self.etc_dir / EMPTY_FILE
+
     meminfo: Path | None = None  # the run's /proc/meminfo, with a memory cap (:mod:`podium.sandbox._limits`)
 
 
@@ -210,7 +219,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
 
 def _write_etc(folder: Path, uid: int, gid: int) -> None:
     folder.mkdir(mode=0o755, exist_ok=True)
-    for name, text in generated_etc(uid, gid).items():
+    for name, text in {**generated_etc(uid, gid), EMPTY_FILE: ""}.items():
         (folder / name).write_text(text)
         (folder / name).chmod(0o644)
 
