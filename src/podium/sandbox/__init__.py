@@ -52,6 +52,7 @@ from pathlib import Path
 from podium.errors import PodiumError
 from podium.sandbox._bwrap import ROOTFS_PATH, BwrapSandbox, default_env
 from podium.sandbox._cgroup import sweep_abandoned
+from podium.sandbox._compute import HARDWARE, Hardware, cpu_model, host_cpus, run_compute, shortfalls
 from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._local import LocalSandbox
 from podium.sandbox._process import kill_tree, stat_fields
@@ -60,21 +61,27 @@ from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, San
 SANDBOXES = ("bwrap", "docker", "local")
 
 __all__ = [
+    "HARDWARE",
     "ROOTFS_PATH",
     "SANDBOXES",
     "BwrapSandbox",
     "ExecResult",
     "Gpu",
+    "Hardware",
     "Limits",
     "LocalSandbox",
     "Mount",
     "ResourceSample",
     "Sandbox",
     "build_agent_image",
+    "cpu_model",
     "default_env",
     "get_sandbox",
+    "host_cpus",
     "kill_tree",
     "list_gpus",
+    "run_compute",
+    "shortfalls",
     "stat_fields",
     "sweep_abandoned",
 ]
