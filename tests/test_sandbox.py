@@ -558,6 +558,101 @@ def test_isolation_contains_a_fork_bomb(isolated: Sandbox, job: Job) -> None:
     assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
 
 
+LIMITS_PROBE = """
+import json, os, subprocess, time
+import joblib
+from sklearn.utils.parallel import Parallel, delayed
+
+def pid_after(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+# as many tasks as the machine has CPUs and more, each long enough that every worker the pool starts takes one
+pids = Parallel(n_jobs=-1)(delayed(pid_after)(0.3) for _ in range(2 * os.cpu_count() + 2))
+meminfo = dict(line.split(":", 1) for line in open("/proc/meminfo").read().splitlines())
+print(json.dumps({
+    "nproc": int(subprocess.run(["nproc"], capture_output=True, text=True).stdout),
+    "affinity": len(os.sched_getaffinity(0)),
+    "joblib": joblib.cpu_count(),
+    "workers": len(set(pids)),
+    "mem_total_kib": int(meminfo["MemTotal"].split()[0]),
+    "mem_available_kib": int(meminfo["MemAvailable"].split()[0]),
+    "swap_kib": int(meminfo["SwapTotal"].split()[0]),
+    "threads": {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+}))
+"""
+
+
+def test_the_agent_sees_its_own_cpus_memory_and_threads(any_sandbox: Sandbox, job: Job) -> None:
+    """Issue 30 §4: capped at 1 CPU (2 where the machine has more than 2) and 2 GiB, the agent saw the host's CPUs and
+    memory, so scikit-learn's n_jobs=-1 started a worker per host CPU, throttled onto its share. Now nproc, its
+    affinity and joblib agree on the cap, n_jobs=-1 starts that many workers, /proc/meminfo says 2 GiB (bwrap and
+    docker; local keeps the host's), the BLAS thread variables follow the cap unless the run's env sets them."""
+    cap = 1 if len(os.sched_getaffinity(0)) <= 2 else 2
+    result = job.run(
+        any_sandbox,
+        LIMITS_PROBE,
+        env={"MKL_NUM_THREADS": "3"},  # as an agent.yaml's env: it wins
+        limits=Limits(wall_seconds=120, cpus=cap, memory_bytes=2 << 30),
+    )
+    assert result.exit_code == 0, job.stderr[-3000:]
+    seen = json.loads(job.stdout.splitlines()[-1])
+    assert seen["nproc"] == seen["affinity"] == seen["joblib"] == seen["workers"] == cap, seen
+    assert seen["threads"] == {"OMP_NUM_THREADS": str(cap), "MKL_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": str(cap)}
+    if any_sandbox.isolated:
+        assert seen["mem_total_kib"] == 2 << 20 and 0 < seen["mem_available_kib"] <= 2 << 20, seen
+        assert seen["swap_kib"] == 0
+
+
+def test_cpu_shares_spread_concurrent_runs_over_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.sandbox._limits import cpu_share
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    with cpu_share(Limits(wall_seconds=1, cpus=1.5)) as first, cpu_share(Limits(wall_seconds=1, cpus=2)) as second:
+        assert first == (0, 1) and second == (2, 3)  # the least held CPUs first
+        with cpu_share(Limits(wall_seconds=1, cpus=0.5)) as third, cpu_share(Limits(wall_seconds=1)) as uncapped:
+            assert third == (0,) and uncapped is None
+    with cpu_share(Limits(wall_seconds=1, cpus=64)) as everything:
+        assert everything == (0, 1, 2, 3)  # more than the machine has: all of it
+
+
+def test_meminfo_shows_the_cap_in_the_hosts_layout() -> None:
+    from podium.sandbox._limits import meminfo
+
+    host = "MemTotal:       24683568 kB\nMemFree:         1000000 kB\nMemAvailable:   21775112 kB\n" \
+        "Cached:          3000000 kB\nSwapTotal:       8000000 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\n"  # fmt: skip
+    lines = dict(line.split(":") for line in meminfo(2 << 30, host).splitlines())
+    assert {k: v.split()[0] for k, v in lines.items()} == {
+        "MemTotal": "2097152", "MemFree": "2097152", "MemAvailable": "2097152", "Cached": "0", "SwapTotal": "0",
+        "HugePages_Total": "0", "Hugepagesize": "2048",
+    }  # fmt: skip
+    tight = dict(line.split(":") for line in meminfo(64 << 30, host).splitlines())
+    assert tight["MemTotal"].split()[0] == "24683568" and tight["MemAvailable"].split()[0] == "21775112"
+
+
+def test_the_network_is_observed_inside_the_agents_namespace_before_it_starts(any_sandbox: Sandbox, job: Job) -> None:
+    """I2: what the agent's network was, taken in its own namespace before its command ran (an agent that exits at
+    once still has it); loopback only in bwrap and docker, the host's own under local."""
+    from podium.sandbox._network import observe_network
+
+    result = any_sandbox.run(
+        ["true"], mounts=job.mounts, env={}, limits=Limits(wall_seconds=30), workdir="/job",
+        stdout=job.root / "out.txt", stderr=job.root / "err.txt",
+    )  # fmt: skip
+    assert result.exit_code == 0 and result.network is not None, (job.root / "err.txt").read_text()
+    network = result.network
+    assert network["observed_by"] == "sandbox" and network["at"] == "start", network
+    if any_sandbox.isolated:
+        (lo,) = network["interfaces"]
+        assert lo["name"] == "lo" and lo["up"] and lo["loopback"] and "127.0.0.1/8" in lo["addresses"], network
+        assert all(" dev lo" in route for route in network["routes"]), network
+    else:
+        host = observe_network()
+        assert network["interfaces"] == host["interfaces"] and network["routes"] == host["routes"]
+        names = {line.split(":")[0].strip() for line in Path("/proc/net/dev").read_text().splitlines()[2:]}
+        assert {i["name"] for i in host["interfaces"]} == names
+
+
 @needs_memory_cgroup
 def test_isolation_kills_for_memory(isolated: Sandbox, job: Job) -> None:
     result = job.run(

@@ -54,6 +54,7 @@ from podium.sandbox._bwrap import ROOTFS_PATH, BwrapSandbox, default_env
 from podium.sandbox._cgroup import sweep_abandoned
 from podium.sandbox._compute import HARDWARE, Hardware, cpu_model, host_cpus, run_compute, shortfalls
 from podium.sandbox._gpu import Gpu, list_gpus
+from podium.sandbox._limits import host_memory_bytes
 from podium.sandbox._local import LocalSandbox
 from podium.sandbox._process import kill_tree, stat_fields
 from podium.sandbox._types import ExecResult, Limits, Mount, ResourceSample, Sandbox
@@ -78,6 +79,7 @@ __all__ = [
     "default_env",
     "get_sandbox",
     "host_cpus",
+    "host_memory_bytes",
     "kill_tree",
     "list_gpus",
     "run_compute",
