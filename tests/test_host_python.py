@@ -20,7 +20,7 @@ from podium.errors import PodiumError
 from podium.sandbox import Sandbox, get_sandbox
 from podium.sandbox._python import MAX_COVERS, host_python
 from podium.sandbox._types import is_within
-from venvs import make_venv, venv_under
+from venvs import venv_under
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,9 @@ def test_the_installation_is_never_shown_whole_and_its_standard_library_never_ne
     assert sys.prefix not in view.shown and not any(is_within(str(beside), p) for p in view.shown), view.shown
     assert os.path.realpath(sys.executable) in {os.path.realpath(f) for f in view.files}
     stdlib = sysconfig.get_path("stdlib")
-    with pytest.raises(PodiumError, match=rf"The standard library of the Python podium runs from \({re.escape(stdlib)}\)"):
+    with pytest.raises(
+        PodiumError, match=rf"The standard library of the Python podium runs from \({re.escape(stdlib)}\)"
+    ):
         host_python(hidden=[Path(stdlib) / "podium-data"], path=[stdlib])
 
 
@@ -231,7 +233,19 @@ def _home_scenario(home: Path, sandbox: str, out: Path) -> tuple[dict[str, objec
     argv = [sys.executable, str(out / "scenario.py")]
     if str(home) == "/root":  # a private mount namespace, where /root is an empty tmpfs holding only what Python needs
         keep = " ".join(_under_root())
-        argv = ["unshare", "--mount", "--propagation", "private", "sh", "-euc", _ROOT_AS_HOME, "sh", str(out), keep, *argv]
+        argv = [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-euc",
+            _ROOT_AS_HOME,
+            "sh",
+            str(out),
+            keep,
+            *argv,
+        ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     scenario = json.loads(done.stdout.splitlines()[-1])

@@ -354,7 +354,9 @@ def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job,
     top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
     python_tops = {path.split("/")[1] for path in host_python().shown}  # the parents of Python's own folders and files
     # docker: its own marker, an empty /sys, and /run holding the FIFO the command waits on until it is observed
-    allowed = SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys", "run"} if isolated.name == "docker" else set())
+    allowed = (
+        SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys", "run"} if isolated.name == "docker" else set())
+    )
     assert set(top) <= allowed
     if sys.base_prefix.startswith("/root/"):
         assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]

@@ -139,11 +139,15 @@ def shortfalls(asked: Hardware, gpus: list[Gpu] | None = None) -> tuple[Hardware
         gpus = list_gpus()
     given = min(asked.gpus, len(gpus))
     wanted = f"{asked.gpus} x {asked.gpu_model or 'GPU'}" + (
-        f" ({size_text(asked.gpu_memory_bytes)})" if asked.gpu_memory_bytes else ""
+        f" ({_gib(asked.gpu_memory_bytes)})" if asked.gpu_memory_bytes else ""
     )
     if given < asked.gpus:
         lines.append(f"{wanted} asked, but this machine has {len(gpus) or 'no'} GPU(s): each run gets {given}")
-    other = sorted({f"{g.name} ({size_text(g.memory_total_bytes)})" for g in gpus if g.name != asked.gpu_model})
+    other = sorted({f"{g.name} ({_gib(g.memory_total_bytes)})" for g in gpus if g.name != asked.gpu_model})
     if given and asked.gpu_model and other:
         lines.append(f"{wanted} asked, but this machine's GPUs are {', '.join(other)}: runs get those instead")
     return Hardware(asked.cpus, asked.memory_bytes, given, asked.gpu_model, asked.gpu_memory_bytes), lines
+
+
+def _gib(size: int) -> str:
+    return f"{round(size / 2**30, 1):g} GiB"
