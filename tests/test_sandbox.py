@@ -1019,3 +1019,84 @@ def test_sample_log_writes_each_kept_sample_live_and_never_through_a_link(tmp_pa
     linked.add(ResourceSample(0.0, cpu_seconds=0.0, rss_bytes=1))
     linked.close()
     assert target.read_text() == "untouched\n" and len(linked) == 1  # not written through; the samples still kept
+
+
+# --- through `podium run`: what the record keeps ------------------------------------------------------
+
+SEEING_AGENT = """
+import glob, os, shutil, subprocess
+print("NPROC", subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip())
+print("MEMTOTAL", open("/proc/meminfo").readline().split()[1])
+print("HARDWARE", os.environ["HARDWARE"])
+shutil.copy(glob.glob("data/*sample*.csv")[0], "submission/submission.csv")  # relative: local has its own root
+"""
+
+
+@pytest.fixture(scope="module")
+def practice_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One practice competition prepared offline (its data ships with scikit-learn)."""
+    from podium import registry
+    from podium.data.prepare import prepare_competition
+
+    root = tmp_path_factory.mktemp("practice")
+    prepare_competition(registry.get("practice-wine"), root)
+    return root
+
+
+def _podium_run(tmp_path: Path, data_dir: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict, str]:
+    agent = tmp_path / "seeing"
+    agent.mkdir(exist_ok=True)
+    (agent / "agent.yaml").write_text("name: seeing\ncommand: [python3, /home/agent/main.py]\n")
+    (agent / "main.py").write_text(SEEING_AGENT)
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", "practice-wine",
+         "--time-limit", "5m", "--data-dir", str(data_dir), "--runs-dir", str(runs), *flags],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    records = sorted(runs.glob("*/*/*/record.json"))
+    record = json.loads(records[0].read_text()) if records else {}
+    logs = records[0].parent / "logs" / "agent.stdout.log" if records else None
+    return done, record, logs.read_text() if logs and logs.is_file() else ""
+
+
+def test_an_agent_capped_at_one_cpu_and_2_gib_sees_them_and_the_record_keeps_its_compute(
+    bwrap: Sandbox, tmp_path: Path, practice_dir: Path
+) -> None:
+    """`podium run --cpus 1 --memory 2G`: the agent sees one CPU and 2 GiB (and is told so in HARDWARE); the record
+    carries what it had and used (I3) and the network observed in its namespace at the start (I2)."""
+    done, record, stdout = _podium_run(tmp_path, practice_dir, "--cpus", "1", "--memory", "2G")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "NPROC 1\nMEMTOTAL 2097152\nHARDWARE 1 CPU core(s), 2 GiB memory, no GPU\n" in stdout, stdout
+    compute = record["compute"]
+    assert (compute["cpus"], compute["memory_bytes"], compute["gpu_count"], compute["gpu_model"]) == (
+        1,
+        2 << 30,
+        0,
+        None,
+    )
+    assert compute["used"]["cpu_seconds"] > 0 and compute["used"]["wall_seconds"] > 0 and compute["cpu_model"]
+    assert compute["used"]["peak_memory_bytes"] > 0 and compute["used"]["gpu_hours"] is None
+    observed = record["isolation"]["network_observed"]
+    assert [i["name"] for i in observed["interfaces"]] == ["lo"] and observed["observed_by"] == "sandbox", observed
+    assert "network" not in record["agent_result"]
+
+
+def test_hardware_mlebench_asks_for_the_papers_setting_and_says_what_is_missing(
+    tmp_path: Path, practice_dir: Path
+) -> None:
+    done, _, _ = _podium_run(tmp_path, practice_dir, "--hardware", "mlebench", "--gpus", "0")
+    assert done.returncode == 2 and "podium: error: --hardware mlebench sets the CPUs, memory and GPUs of each run, " \
+        "and so does --gpus. Fix: drop --gpus, or --hardware" in done.stderr, done.stderr  # fmt: skip
+    done, record, stdout = _podium_run(tmp_path, practice_dir, "--hardware", "mlebench", "--sandbox", "local")
+    assert done.returncode == 0, done.stderr[-3000:]
+    here = len(os.sched_getaffinity(0))
+    if here < 36:
+        assert (
+            f"podium: warning: --hardware mlebench: 36 CPUs asked, but this machine gives podium {here}" in done.stderr
+        )
+    if not shutil.which("nvidia-smi"):
+        assert "1 x NVIDIA A10 (24 GiB) asked, but this machine has no GPU(s): each run gets 0" in done.stderr
+    assert record["limits"]["cpus"] == 36 and record["limits"]["memory_bytes"] == 440 << 30
+    assert record["compute"]["cpus"] == min(36, here) and f"NPROC {min(36, here)}" in stdout
+    assert record["isolation"]["network_observed"]["interfaces"] != [], "local: the host's network"
