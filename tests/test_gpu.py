@@ -182,7 +182,7 @@ def test_hardware_mlebench_says_what_this_machine_cannot_give(monkeypatch: pytes
     assert (given.cpus, given.memory_bytes, given.gpus) == (36, 440 << 30, 0)
     assert missing == [
         "36 CPUs asked, but this machine gives podium 2: each run can use 2",
-        "440G of memory asked, but this machine has 24G: each run can use at most that",
+        "440 GiB of memory asked, but this machine has 24 GiB: each run can use at most that",
         "1 x NVIDIA A10 (24 GiB) asked, but this machine has no GPU(s): each run gets 0",
     ]
     monkeypatch.setattr(compute, "host_cpus", lambda: 64)

@@ -29,7 +29,6 @@ from podium.errors import PodiumError
 from podium.sandbox._gpu import Gpu, list_gpus
 from podium.sandbox._limits import host_memory_bytes
 from podium.sandbox._types import ExecResult, Limits, ResourceSample
-from podium.units import size_text
 
 __all__ = ["HARDWARE", "Hardware", "cpu_model", "gpu_hours", "host_cpus", "run_compute", "shortfalls"]
 
@@ -132,7 +131,7 @@ def shortfalls(asked: Hardware, gpus: list[Gpu] | None = None) -> tuple[Hardware
     memory = host_memory_bytes()
     if memory is not None and asked.memory_bytes > memory:
         lines.append(
-            f"{size_text(asked.memory_bytes)} of memory asked, but this machine has {size_text(memory)}: "
+            f"{_gib(asked.memory_bytes)} of memory asked, but this machine has {_gib(memory)}: "
             f"each run can use at most that"
         )
     if gpus is None:
