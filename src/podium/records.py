@@ -152,6 +152,8 @@ class RunRecord:
     seed: int
     agent: str
     agent_hash: str | None = None
+    #: The absolute path of the agent folder that ran (its hash is ``agent_hash``), for the audit to read and check.
+    agent_folder: str | None = None
     status: str = "finished"
     sandbox: str | None = None
     image: str | None = None

@@ -51,6 +51,7 @@ def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: 
         seed=seed,
         agent=config.agent.name,
         agent_hash=config.agent_hash,
+        agent_folder=str(Path(config.agent.folder).resolve()),
         status="finished",
         sandbox=config.sandbox,
         image=config.image,
