@@ -273,6 +273,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         time_scaling=data_dir if args.time_scaling else None,
         hours=args.hours,
         familiarity=Path(args.familiarity) if args.familiarity else None,
+        mixed_hardware=args.mixed_hardware,
     )
     links_from = str(Path(args.output).resolve().parent) if args.output else None
     if fmt == "html":  # written as it is made: the page of 10,000 runs never sits in memory whole

@@ -24,7 +24,9 @@ def prepare_from_mlebench(args: argparse.Namespace, data_dir: Path, refs: list[s
     if args.source:
         raise UsageError("--from and --from-mlebench both name where the data comes from; give one of them")
     if args.keep_raw:
-        raise UsageError("--keep-raw: --from-mlebench takes prepared data and has no raw files to keep; drop --keep-raw")
+        raise UsageError(
+            "--keep-raw: --from-mlebench takes prepared data and has no raw files to keep; drop --keep-raw"
+        )
     if not source.is_dir():
         raise UsageError(
             f"--from-mlebench {source}: no such folder; give MLE-bench's data dir, which holds <id>/prepared/ "

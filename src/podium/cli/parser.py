@@ -386,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
     )
+    p.add_argument(
+        "--mixed-hardware",
+        action="store_true",
+        help="put labels whose runs had different compute (CPUs, memory, GPUs; 'unknown' for records without it) "
+        "in one comparison; without it such a report is refused",
+    )
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))
     add_familiarity_parser(sub)

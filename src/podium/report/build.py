@@ -7,10 +7,13 @@ JSON (``--format json``), schema ``podium-report/2``::
       "aggregation": "...",                      # the rules, in words
       "pad_missing": false, "seeds": -1,         # the options
       "splits": {SPLIT: {"title": "low (lite)", "competitions": 22}, ...},
+      "compute": {"mixed_hardware": false, "profiles": {LABEL: "2 CPUs, 4 GiB, no GPU" | "unknown" | ...}},
       "labels": {
         LABEL: {
           "kind": "podium run group" | "grading report",
           "paths": [...], "runs": 66, "notes": ["..."],
+          "compute": {"profile", "profiles": {PROFILE: runs}, "runs_with_compute",
+                      "used": {"cpu_hours", "peak_memory_bytes", "gpu_hours", "wall_hours"}},
           "cost": {"runs", "medals", "llm_calls", "input_tokens", "output_tokens", "cost_usd",
                    "priced_runs", "gpu_hours", "runtime_hours", "cost_usd_per_run",
                    "cost_usd_per_medal", "gpu_hours_per_medal", "runtime_hours_per_medal"},
@@ -64,8 +67,9 @@ JSON (``--format json``), schema ``podium-report/2``::
 
 ``readings`` puts side by side the published reading (version 1), podium's corrected reading (the
 newest version of every competition that grades the runs' data) and the published reading without
-the split's competitions whose version-1 data has a known leak; ``/3`` added ``readings`` and
-``versions`` to ``/2``'s keys, which are unchanged. ``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
+the split's competitions whose version-1 data has a known leak; ``compute`` the compute profile of each
+label's runs (:mod:`podium.report.compute`); ``/3`` added ``readings``, ``versions`` and ``compute`` to
+``/2``'s keys, which are unchanged. ``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
 comparisons of :mod:`podium.report.stats` (each label against the first unless ``--compare``
 names the pairs), ``time_scaling`` the best-so-far snapshots graded hour by hour
 (:mod:`podium.report.timescale`; only with ``--time-scaling``).
@@ -87,6 +91,7 @@ from podium import registry
 from podium.errors import UsageError
 from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
 from podium.report.audited import audit_section
+from podium.report.compute import check_profiles, label_compute
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
 from podium.report.readings import leaky_competitions, readings, version_facts
@@ -124,19 +129,23 @@ def build_report(
     time_scaling: Path | None = None,
     hours: Sequence[float] | None = None,
     familiarity: Path | None = None,
+    mixed_hardware: bool = False,
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
 
     ``compare`` names the pairs to compare (``A,B``); ``time_scaling`` is the data dir to grade the
     runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit);
     ``familiarity`` a `podium familiarity` file to set against each label's performance
-    (:mod:`podium.report.contamination`).
+    (:mod:`podium.report.contamination`). Labels whose runs had different compute (or one label whose
+    runs did) are refused with :class:`podium.report.compute.MixedHardwareError` unless ``mixed_hardware``.
 
     With ``split`` named, a label that the published rules cannot aggregate over it is an error;
     without, such a cell carries the reason and the other splits are still given.
     """
     if seeds == 0 or seeds < -1:
         raise UsageError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
+    compute = {item.label: label_compute(item.runs) for item in inputs}
+    check_profiles({label: block["profile"] for label, block in compute.items()}, mixed_hardware=mixed_hardware)
     familiar = None
     if familiarity is not None:  # read first: a wrong file is refused before any aggregation
         from podium.audit.familiarity import load_familiarity
@@ -154,6 +163,10 @@ def build_report(
         "pad_missing": pad_missing,
         "seeds": seeds,
         "splits": {key: {"title": TITLES.get(key, key), "competitions": len(ids)} for key, ids in chosen},
+        "compute": {
+            "mixed_hardware": mixed_hardware,
+            "profiles": {label: block["profile"] for label, block in compute.items()},
+        },
         "labels": {},
     }
     leaks: dict[str, list[str]] = {}
@@ -175,6 +188,7 @@ def build_report(
             "runs": len(item.runs),
             "notes": item.notes,
             "cost": costs(item.runs),
+            "compute": compute[item.label],
             "competitions": per_competition(item.runs),
             "splits": cells,
         }

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
+from podium.report.compute import profile_lines
 from podium.report.figures import (
     cost_figure,
     familiarity_figure,
@@ -96,6 +97,7 @@ def _headline(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "rows": rows,
                     "definitions": words,
                     "readings": _readings(report, key),
+                    "compute": profile_lines(report, [row["label"] for row in rows]),
                 }
             )
     return splits

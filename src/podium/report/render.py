@@ -11,6 +11,7 @@ from typing import Any
 from podium.errors import UsageError, printable
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
+from podium.report.compute import profile_lines
 from podium.report.contamination import familiarity_text
 from podium.report.readings import READINGS
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
@@ -99,6 +100,7 @@ def _text(report: Mapping[str, Any]) -> str:
             empty.append(split["title"])
             continue
         lines += ["", f"== {split['title']}: {split['competitions']} competitions =="]
+        lines += profile_lines(report, [label for label, cell in cells.items() if cell["runs"]])
         lines += _readings_lines(cells, split["competitions"])
         lines += [""]
         lines += _definitions_lines(report, key, "published", "Published rules; definitions: ")
@@ -252,6 +254,10 @@ def _markdown(report: Mapping[str, Any]) -> str:
     for key, split in report["splits"].items():
         cells = {label: data["splits"][key] for label, data in labels.items()}
         lines += ["", f"## {split['title']}: {split['competitions']} competitions", ""]
+        compute = profile_lines(report, [label for label, cell in cells.items() if cell["runs"]])
+        lines += [f"- {line.strip()}" if line.startswith("  ") else line for line in compute] + (
+            [""] if compute else []
+        )
         lines += _readings_lines(cells, split["competitions"], markdown=True)
         lines += [""]
         lines += _definitions_lines(report, key, "published", "Published rules; definitions: ", 10**6)
