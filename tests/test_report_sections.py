@@ -347,7 +347,7 @@ def test_several_agents_on_named_competitions_are_compared_on_those(tmp_path: Pa
     report across the agents covers the competitions named, not a whole split they did not run."""
     result = _podium(
         "run", "--agent", "dummy", "--agent", "baseline", "--competitions", "practice-wine", "--run-group", "few",
-        "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"),
+        "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"), "--cpus", "1", "--memory", "2G",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no report across the agents" not in result.stderr
