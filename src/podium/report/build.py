@@ -163,11 +163,11 @@ def build_report(
         "pad_missing": pad_missing,
         "seeds": seeds,
         "splits": {key: {"title": TITLES.get(key, key), "competitions": len(ids)} for key, ids in chosen},
-        "compute": {
-            "mixed_hardware": mixed_hardware,
-            "profiles": {label: block["profile"] for label, block in compute.items()},
-        },
         "labels": {},
+    }
+    report["compute"] = {
+        "mixed_hardware": mixed_hardware,
+        "profiles": {label: block["profile"] for label, block in compute.items()},
     }
     leaks: dict[str, list[str]] = {}
     for item in inputs:

@@ -265,13 +265,8 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> Iterator[list[di
                 base = ("labels", label, "competitions", ci, "runs", ri)
                 percentile = run["percentile"]
                 link = _link(run["run_dir"], links_from)
-                known = comp["competition_id"] in (report.get("versions") or {})
-                row: list[dict[str, Any]] = [
-                    {
-                        "text": f"{comp['competition_id']}@{comp['competition_version']}",
-                        "cls": "text",
-                        "href": "#" + version_anchor(comp["competition_id"]) if known else None,
-                    },
+                row = [
+                    {"text": f"{comp['competition_id']}@{comp['competition_version']}", "cls": "text"},
                     {"text": f"{comp['metric'] or '?'}{direction}", "cls": "text"},
                     {"text": label, "cls": "text"},
                     _cell(run["seed"], pointer(*base, "seed")),
@@ -293,6 +288,8 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> Iterator[list[di
                     {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
                     {"text": "folder" if link else "", "href": link, "cls": "text"},
                 ]
+                if comp["competition_id"] in (report.get("versions") or {}):  # the competition's versions
+                    row[0]["href"] = "#" + version_anchor(comp["competition_id"])
                 yield [{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row]
 
 
