@@ -42,9 +42,7 @@ def _hashed(path: Path, done: Callable[[int], None] | None) -> str:
 
 
 def _folder_manifest(folder: Path, done: Callable[[int], None] | None = None) -> str:
-    lines = [
-        f"{p.relative_to(folder).as_posix()} {_hashed(p, done)}" for p in sorted(folder.rglob("*")) if p.is_file()
-    ]
+    lines = [f"{p.relative_to(folder).as_posix()} {_hashed(p, done)}" for p in sorted(folder.rglob("*")) if p.is_file()]
     return "manifest:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
