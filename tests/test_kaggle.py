@@ -279,7 +279,9 @@ def test_a_kaggle_json_without_a_key_is_not_credentials(home: Path) -> None:
         kaggle.credentials_source()
 
 
-def test_the_missing_credentials_name_the_kaggle_json_the_client_reads(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_missing_credentials_name_the_kaggle_json_the_client_reads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where ~/.kaggle is absent, a kaggle.json already under ~/.config/kaggle is the one read, so it is named;
     with KAGGLE_CONFIG_DIR, the one in it."""
     (home / ".config" / "kaggle").mkdir(parents=True)

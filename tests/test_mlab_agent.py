@@ -217,5 +217,7 @@ def test_mlab_runs_end_to_end_on_two_practice_competitions(
                 for c in COMPS)  # fmt: skip
     assert calls == len(asked) and all(r["body"]["max_tokens"] == 16384 for r in asked)
     assert all(r["body"]["seed"] == 0 for r in asked), "the run's SEED is the model's sampling seed"
-    steps = [r["body"]["messages"][-1]["content"] for r in asked if "# How to answer" in r["body"]["messages"][-1]["content"]]
+    steps = [
+        r["body"]["messages"][-1]["content"] for r in asked if "# How to answer" in r["body"]["messages"][-1]["content"]
+    ]
     assert steps and all("- Reflection:" in p and "- Write File:" not in p for p in steps)  # Write File: not offered

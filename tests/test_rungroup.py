@@ -248,9 +248,7 @@ def test_the_report_of_a_group_counts_the_competitions_asked_of_it_not_a_whole_s
     # --split still asks for a split's denominator: the practice split's other competitions are missing
     practice = registry.split_ids("practice")
     padded = build_report(inputs, split="practice", pad_missing=True)["labels"]["dummy (g)"]["splits"]["practice"]
-    assert padded["published"]["metrics"]["valid_submissions_percentage"]["mean"] == pytest.approx(
-        200 / len(practice)
-    )
+    assert padded["published"]["metrics"]["valid_submissions_percentage"]["mean"] == pytest.approx(200 / len(practice))
     # a group from before group.json listed them: the splits, as before, and a note that says so
     data = json.loads((tmp_path / "runs" / "g" / "group.json").read_text())
     del data["competitions"]

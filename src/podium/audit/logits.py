@@ -158,9 +158,7 @@ def known_key_variable(url: str) -> str | None:
 class ServerScorer:
     """A server's prompt logprobs (OpenAI-compatible completions with ``echo`` and ``logprobs``; vLLM)."""
 
-    def __init__(
-        self, base_url: str, model: str, *, api_key_env: str | None = None, timeout_s: float = 600.0
-    ) -> None:
+    def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None, timeout_s: float = 600.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise UsageError(f"--base-url {base_url}: give an http:// or https:// address, e.g. http://127.0.0.1:8000")
         self.url = _api_url(base_url, "completions")
@@ -205,7 +203,9 @@ class ServerScorer:
 
     def _ask(self, text: str) -> Mapping[str, Any]:
         body = {"model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=self._headers(), method="POST")
+        request = urllib.request.Request(
+            self.url, data=json.dumps(body).encode(), headers=self._headers(), method="POST"
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 answer: Mapping[str, Any] = json.loads(response.read())

@@ -94,9 +94,9 @@ def _scorer(args: argparse.Namespace) -> Any:
 
 
 def cmd_familiarity(args: argparse.Namespace) -> int:
-    from podium import registry
     import sys
 
+    from podium import registry
     from podium.audit.familiarity import MEASURES, ProbabilityCache, default_cache_dir, familiarity
     from podium.cli.commands import write_output
 

@@ -14,8 +14,8 @@ from podium.errors import UsageError
 
 if TYPE_CHECKING:
     from podium.agents import AgentSpec
-    from podium.competition import Competition
     from podium.cluster import ClusterSpec
+    from podium.competition import Competition
     from podium.run import Batch, RunConfig
 
 __all__ = ["cmd_run"]

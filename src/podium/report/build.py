@@ -163,7 +163,9 @@ def build_report(
             chosen += [(name, registry.split_ids(name)) for name in _DEFAULT_SPLITS if name not in named]
             ran = {run["competition_id"] for item in inputs for run in item.runs}
             chosen += [
-                (name, ids) for name in _EXTRA_SPLITS if name not in named and ran & set(ids := registry.split_ids(name))
+                (name, ids)
+                for name in _EXTRA_SPLITS
+                if name not in named and ran & set(ids := registry.split_ids(name))
             ]
     report: dict[str, Any] = {
         "schema": "podium-report/2",

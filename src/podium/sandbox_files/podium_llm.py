@@ -166,8 +166,8 @@ class LLMClient:
             payload["seed"] = self.seed
         try:
             data = self._post("/v1/chat/completions", payload)
-        except ModelError as error:
-            if "seed" not in payload or "HTTP 400" not in str(error) or "seed" not in str(error).lower():
+        except ModelError as refused:
+            if "seed" not in payload or "HTTP 400" not in str(refused) or "seed" not in str(refused).lower():
                 raise
             self.seed = None  # this server takes no seed: the calls go on without one
             del payload["seed"]
