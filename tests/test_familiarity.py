@@ -162,6 +162,32 @@ def test_a_users_link_or_a_bad_sample_count_is_refused(tmp_path: Path, documents
         familiarity([registry.get(COMP)], FakeScorer(), documents_dir=tmp_path / "absent")
 
 
+@contextlib.contextmanager
+def serve_redirect(target: str) -> Iterator[str]:
+    """A loopback server that answers every request with a 307 to the same path at ``target``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _redirect(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", target + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _redirect
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def _completions(seen: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The completions among the requests a :func:`serve_logprobs` server saw (not the model lists)."""
     return [request for request in seen if request["path"] != "/v1/models"]
@@ -290,6 +316,11 @@ def test_a_key_goes_to_a_server_only_when_asked_or_to_a_known_provider(
     assert asked.description["key"] == "from MY_SERVER_KEY" and "k-1" not in json.dumps(asked.description)
     with pytest.raises(UsageError, match="--api-key-env UNSET_KEY: the variable is not set"):
         ServerScorer(url, "m", api_key_env="UNSET_KEY")
+    with serve_redirect(url) as redirecting:  # a redirect is not followed: the key reaches no other address
+        seen.clear()
+        with pytest.raises(UsageError, match="HTTP 307"):
+            ServerScorer(redirecting, "m", api_key_env="MY_SERVER_KEY").token_probabilities("a b c")
+        assert seen == []
     assert known_key_variable("https://api.openai.com/v1/completions") == "OPENAI_API_KEY"
     assert known_key_variable("https://openrouter.ai/api/v1/completions") == "OPENROUTER_API_KEY"
     assert known_key_variable("https://api.openai.com.example.net/v1/completions") is None

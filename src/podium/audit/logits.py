@@ -145,6 +145,16 @@ _VOLATILE_MODEL_FIELDS = ("created", "permission")
 _MODELS_BYTES = 8 << 20
 
 
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the error it is: the key goes to the address named and to no other."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
+
+
 def known_key_variable(url: str) -> str | None:
     """The key variable of the known provider at ``url``'s address (scheme, host and port), if it is one's."""
     where = urlsplit(url)
@@ -191,7 +201,7 @@ class ServerScorer:
         lists no such model or does not answer."""
         request = urllib.request.Request(url, headers=self._headers(), method="GET")
         try:
-            with urllib.request.urlopen(request, timeout=min(self.timeout_s, 30.0)) as response:
+            with _NO_REDIRECTS.open(request, timeout=min(self.timeout_s, 30.0)) as response:
                 listed = json.loads(response.read(_MODELS_BYTES + 1)[:_MODELS_BYTES])
         except (urllib.error.URLError, OSError, ValueError):
             return None
@@ -207,7 +217,7 @@ class ServerScorer:
             self.url, data=json.dumps(body).encode(), headers=self._headers(), method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with _NO_REDIRECTS.open(request, timeout=self.timeout_s) as response:
                 answer: Mapping[str, Any] = json.loads(response.read())
                 return answer
         except urllib.error.HTTPError as exc:
