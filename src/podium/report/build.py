@@ -213,7 +213,7 @@ def build_report(
                 ids,
                 seeds=seeds,
                 pad_missing=pad_missing,
-                split=TITLES.get(key, key),
+                split=titles.get(key, key),
                 leaks=leaky_competitions(ids, leaks),
             )
         report["labels"][item.label] = {
