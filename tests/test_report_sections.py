@@ -344,12 +344,17 @@ def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
 
 def test_several_agents_on_named_competitions_are_compared_on_those(tmp_path: Path) -> None:
     """`podium run --agent A --agent B --competitions X` (the seed's table for a few competitions): the
-    report across the agents covers the competitions named, not a whole split they did not run."""
+    report across the agents covers the competitions named, not a whole split they did not run. The two agents
+    declare different resources (dummy 1 CPU and 1 GiB, baseline 2 CPUs and 4 GiB): every run gets the largest, so
+    the comparison is between runs of one compute profile and is not refused."""
     result = _podium(
         "run", "--agent", "dummy", "--agent", "baseline", "--competitions", "practice-wine", "--run-group", "few",
-        "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"), "--cpus", "1", "--memory", "2G",
+        "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no report across the agents" not in result.stderr
+    assert "every run gets the same for a fair comparison: 2 CPUs, 4G, no GPU" in result.stderr
+    records = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("few-*/*/*/record.json")]
+    assert len(records) == 2 and {r["limits"]["memory_bytes"] for r in records} == {4 << 30}
     assert "== A = dummy (few-dummy) against B = baseline (few-baseline) ==" in result.stdout
     assert "On the 1 competitions both ran" in result.stdout
