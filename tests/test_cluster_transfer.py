@@ -240,14 +240,16 @@ def test_a_sparse_terabyte_is_withheld_with_its_reason_not_packed(tmp_path: Path
     assert (out / "submission" / "submission.csv").read_text() == "id,y\n1,0\n" and not (out / "code" / "x").exists()
 
 
-def test_files_past_the_disk_cap_in_apparent_bytes_are_withheld(tmp_path: Path) -> None:
+def test_files_past_the_disk_cap_in_apparent_bytes_are_withheld_the_submission_first(tmp_path: Path) -> None:
     folder = _folder_with(tmp_path)
     (folder / "code" / "a.bin").write_bytes(b"a" * 4000)
     (folder / "code" / "b.bin").write_bytes(b"b" * 4000)
-    packed, _ = _packed(folder, tmp_path / "run.tar", max_bytes=6000)
+    packed, _ = _packed(folder, tmp_path / "run.tar", max_bytes=6000, first=("submission",))
     assert packed.file_bytes == 4000 + len("id,y\n1,0\n")
     assert packed.withheld_count == 1 and packed.withheld[0].startswith("'code/b.bin': 4,000 bytes would take")
     assert "--disk" in packed.withheld[0]
+    packed, _ = _packed(folder, tmp_path / "full.tar", max_bytes=8000, first=("submission",))
+    assert packed.withheld[0].startswith("'code/b.bin'"), "the submission went first, the code's last file out"
 
 
 def test_a_hard_link_to_a_host_file_is_withheld_and_its_content_never_sent(tmp_path: Path) -> None:

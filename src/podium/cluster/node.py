@@ -183,7 +183,7 @@ def _send(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[st
     box.mkdir(mode=0o700, parents=True, exist_ok=True)
     cap = disk_bytes if disk_bytes is not None else max(0, shutil.disk_usage(box).free - FREE_MARGIN_BYTES)
     name = f"{uuid.uuid4().hex}.tar"
-    packed = pack(folder, box / name, max_bytes=cap)
+    packed = pack(folder, box / name, first=("submission",), max_bytes=cap)
     tar = {"name": name, "size": packed.size, "sha256": packed.sha256, "members": packed.members}
     return {**tar, "file_bytes": packed.file_bytes}, packed.withheld_summary()
 

@@ -32,7 +32,7 @@ import shutil
 import stat
 import sys
 import tarfile
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -171,12 +171,13 @@ class _Packer:
         tar: tarfile.TarFile,
         packed: Packed,
         skip: Collection[tuple[str, ...]],
+        first: Sequence[str],
         hidden: bool,
         max_bytes: int | None,
         max_members: int,
         hostile: bool,
     ) -> None:
-        self.tar, self.packed, self.skip, self.hidden = tar, packed, skip, hidden
+        self.tar, self.packed, self.skip, self.first, self.hidden = tar, packed, skip, first, hidden
         self.max_bytes, self.max_members, self.hostile = max_bytes, max_members, hostile
 
     def withhold(self, parts: tuple[str, ...], why: str) -> None:
@@ -187,6 +188,8 @@ class _Packer:
     def folder(self, dir_fd: int, parts: tuple[str, ...]) -> None:
         with os.scandir(dir_fd) as entries:
             names = sorted(entry.name for entry in entries)
+        if not parts:  # what matters most goes first, while the cap has room
+            names.sort(key=lambda name: name not in self.first)
         for name in names:
             here = (*parts, name)
             if here in self.skip or (not self.hidden and (name.startswith(".") or name == "__pycache__")):
@@ -289,6 +292,7 @@ def pack(
     out: Path,
     *,
     skip: Collection[Path] = (),
+    first: Sequence[str] = (),
     hidden: bool = True,
     max_bytes: int | None = None,
     max_members: int = MAX_MEMBERS,
@@ -296,8 +300,9 @@ def pack(
 ) -> Packed:
     """Write ``folder``'s tree as a tar to the new file ``out``, streamed; what it holds and withheld.
 
-    ``skip`` names folders inside ``folder`` to leave out; without ``hidden``, hidden entries and
-    ``__pycache__`` are left out too. ``max_bytes`` caps the regular files' apparent bytes: a file
+    ``skip`` names folders inside ``folder`` to leave out; ``first``, entries at its top to pack before
+    the others (a run's submission, so that the cap never leaves it out); without ``hidden``, hidden
+    entries and ``__pycache__`` are left out too. ``max_bytes`` caps the regular files' apparent bytes: a file
     past it is withheld, as is anything that cannot travel (see the module's docstring). A folder
     that is not ``hostile`` (podium's own: prepared data, the user's agent) sends hard links and
     sparse files as the files they read as. A full disk raises :class:`HarnessError` and leaves no ``out``.
@@ -313,7 +318,7 @@ def pack(
         ) as tar:
             top = os.open(root, _DIR_FLAGS)
             try:
-                _Packer(tar, packed, skipped, hidden, max_bytes, max_members, hostile).folder(top, ())
+                _Packer(tar, packed, skipped, first, hidden, max_bytes, max_members, hostile).folder(top, ())
             finally:
                 os.close(top)
     except OSError as error:
