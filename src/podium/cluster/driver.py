@@ -169,7 +169,10 @@ def run_cluster_batch(
     for line in agent.withheld:
         print(f"the agent's folder is sent to the nodes without {line}", file=sys.stderr)
     config_ref = ray.put(config)
+    llm = config.agent.llm
+    keys = {llm.provider.api_key_env: llm.api_key()} if llm is not None else {}  # the proxy runs on the node
     window = cluster.max_in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 4)))
+    outbox = (ray.remote(read_part), ray.remote(drop_part))  # what the driver asks of the node that ran a run
     queue = collections.deque(plan.todo)
     going: dict[Any, tuple[Competition, int, RunPaths, RunRecord]] = {}
     stop = Stop(config, lambda: len(going))
@@ -190,13 +193,15 @@ def run_cluster_batch(
                     staging = RunPaths(store.stage(config.run_group, comp.id, seed))
                     (staging.root / "node.txt").write_text("queued\n", encoding="utf-8")
                     record = new_record(config, comp, seed, ())
-                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger)
+                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger, keys)
                     going[ref] = (comp, seed, staging, record)
                 ready = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)[0] if going else []
                 for ref in ready:
                     comp, seed, staging, record = going.pop(ref)
                     done += 1
-                    landing = functools.partial(_land, ray, ref, config, comp, store, staging, record, cluster.address)
+                    landing = functools.partial(
+                        _land, ray, ref, config, comp, store, staging, record, cluster.address, outbox
+                    )
                     settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), landing)
                 seen = _show_nodes(ray, ledger, seen, going)
             if stop.event.is_set():
@@ -250,6 +255,7 @@ def _land(
     staging: RunPaths,
     record: RunRecord,
     address: str,
+    outbox: tuple[Any, Any],
 ) -> RunRecord:
     """A finished task's run fetched, graded and landed here; a harness error is landed as such and raised."""
     final = RunPaths(store.run_dir(config.run_group, competition.id, record.seed))
@@ -269,7 +275,7 @@ def _land(
         record.cluster["withheld"] = list(answer["withheld"])
     try:
         if answer.get("folder") is not None:
-            _fetch(ray, answer["node_id"], answer["folder"], staging.root, config.disk_bytes)
+            _fetch(ray, outbox, answer["node_id"], answer["folder"], staging.root, config.disk_bytes)
     except Exception as error:  # the node left, or its tar was refused: this run's failure, nothing half-written
         problem = HarnessError(f"the run's folder from {record.node} could not be landed: {error}")
         tail = record.agent_stderr_tail
@@ -288,7 +294,9 @@ def _land(
     return record
 
 
-def _fetch(ray: Any, node_id: str, tar: dict[str, Any], root: Path, disk_bytes: int | None) -> None:
+def _fetch(
+    ray: Any, outbox: tuple[Any, Any], node_id: str, tar: dict[str, Any], root: Path, disk_bytes: int | None
+) -> None:
     """The run's tar read from its node's outbox into ``root``, checked member by member on the way.
 
     It is unpacked into ``root/.incoming`` and its entries moved up only when it is whole; whatever
@@ -302,7 +310,7 @@ def _fetch(ray: Any, node_id: str, tar: dict[str, Any], root: Path, disk_bytes: 
         if members > MAX_MEMBERS or size > tar_bound(cap, members):
             limit = "the run's --disk" if disk_bytes is not None else "the room left on the driver"
             raise UnpackRefused(f"a tar of {size:,} bytes and {members:,} members is more than {limit} can take")
-        read = ray.remote(read_part).options(num_cpus=0, max_retries=0, scheduling_strategy=on_node)
+        read = outbox[0].options(num_cpus=0, max_retries=0, scheduling_strategy=on_node)
 
         def parts() -> Iterator[bytes]:
             offsets = iter(range(0, size, CHUNK_BYTES))
@@ -323,7 +331,7 @@ def _fetch(ray: Any, node_id: str, tar: dict[str, Any], root: Path, disk_bytes: 
     finally:
         shutil.rmtree(root / INCOMING, ignore_errors=True)
         with contextlib.suppress(Exception):  # the tar is not needed any more; a node that left took it along
-            ray.remote(drop_part).options(num_cpus=0, max_retries=0, scheduling_strategy=on_node).remote(name)
+            outbox[1].options(num_cpus=0, max_retries=0, scheduling_strategy=on_node).remote(name)
 
 
 def _show_nodes(ray: Any, ledger: Any, seen: int, going: dict[Any, Any]) -> int:

@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,13 @@ def run_on_node(
     data: Parcel | None,
     agent: Parcel,
     ledger: Any,
+    keys: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the agent of ``record_data``'s run here; its record (ungraded) and where its folder's tar waits.
+
+    ``keys`` are the driver's API keys for the agent's model (``OPENAI_API_KEY=...``): the run's LLM
+    proxy runs here and reads them from this process's environment, where they are set for the run
+    only (a node needs no key of its own, and the user who started the batch pays for its calls).
 
     ``error`` in the answer names a failure of podium, its data or the engine on this node (the
     record then says ``harness_error``); ``attempts`` lists the nodes that took the run, this one last;
@@ -147,15 +153,16 @@ def run_on_node(
     root = owner.mkdtemp("node")
     staging = RunPaths(root / "run")
     try:
-        try:
-            competition = registry.get(ref)
-            config = _on_this_node(ray, config, shipment, data, agent)
-        except Exception as exc:
-            staging.root.mkdir()
-            failed_record(record, exc, staging)
-            error = record.error
-        else:
-            error = _sandboxed(config, competition, record, staging)
+        with _keys_set(keys or {}):
+            try:
+                competition = registry.get(ref)
+                config = _on_this_node(ray, config, shipment, data, agent)
+            except Exception as exc:
+                staging.root.mkdir()
+                failed_record(record, exc, staging)
+                error = record.error
+            else:
+                error = _sandboxed(config, competition, record, staging)
         folder: dict[str, Any] | None = None
         withheld: list[str] = []
         try:
@@ -174,6 +181,22 @@ def run_on_node(
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _keys_set(keys: dict[str, str]) -> Iterator[None]:
+    """``keys`` in this process's environment for the block, then as they were (a Ray worker runs one task
+    at a time and is reused for the next)."""
+    before = {name: os.environ.get(name) for name in keys}
+    os.environ.update(keys)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _send(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[str]]:

@@ -580,7 +580,7 @@ def unpack(
 
 def unpack_fresh(open_source: Callable[[], BinaryIO | ChunkStream], destination: Path, **caps: Any) -> int:
     """:func:`unpack` into the new folder ``destination``, which is removed again when the unpack fails."""
-    destination.mkdir(mode=0o700)
+    destination.mkdir(mode=0o755)  # readable as a folder the sandbox mounts (an agent's, public data)
     try:
         return unpack(open_source(), destination, **caps)
     except BaseException:
