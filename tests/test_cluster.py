@@ -67,28 +67,30 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, aide_env_dir: Path):
     logical GPU. Ray's files (sessions, sockets, the address file) go to a short folder of the test's own
     (``RAY_TMPDIR``, which the drivers inherit too), removed afterwards."""
     ray_dir = Path(tempfile.mkdtemp(prefix="podium-ray-"))
+    made = None
     with pytest.MonkeyPatch.context() as env:  # the nodes' processes inherit these; the rest of the session does not
         env.setenv("RAY_AUTH_MODE", "disabled")
         env.setenv("RAY_TMPDIR", str(ray_dir))
         env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
         env.setenv("PODIUM_NODE_CACHE", str(tmp_path_factory.mktemp("node-cache")))
         env.setenv("PODIUM_ENV_DIR", str(aide_env_dir))  # the environments the driver builds, found on the nodes
-        client_port = _free_port()
-        made = ray.cluster_utils.Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 0, "include_dashboard": False, "ray_client_server_port": client_port},
-        )
-        made.client_port = client_port
-        made.workers = {
-            "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
-            "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
-        }
-        made.wait_for_nodes()
-        session = made.head_node.session_name
         try:
+            client_port = _free_port()
+            made = ray.cluster_utils.Cluster(
+                initialize_head=True,
+                head_node_args={"num_cpus": 0, "include_dashboard": False, "ray_client_server_port": client_port},
+            )
+            made.client_port = client_port
+            made.workers = {
+                "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
+                "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
+            }
+            made.wait_for_nodes()
+            session = made.head_node.session_name
             yield made
         finally:
-            made.shutdown()
+            if made is not None:
+                made.shutdown()
             shutil.rmtree(ray_dir, ignore_errors=True)
     default = Path(tempfile.gettempdir()) / "ray" / session
     assert not default.exists(), f"the Ray tests left {default} behind (issue 29 §10)"
