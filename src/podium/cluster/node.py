@@ -48,7 +48,7 @@ FREE_MARGIN_BYTES = 1 << 30  # what a run's tar leaves free on the node's disk w
 @dataclass(frozen=True)
 class Shipment:
     """How a node finds a competition's public data: under ``shared`` (a data dir every node mounts), or, without
-    it, in the tar bytes the driver put in the object store (the task's ``data`` argument)."""
+    it, in the tar the driver put in the object store in chunks (the task's ``data`` argument, a :class:`Parcel`)."""
 
     competition_id: str
     checksums: dict[str, str]  # the recorded checksums of the public side
