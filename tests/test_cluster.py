@@ -305,12 +305,9 @@ def test_aide_lands_every_run_with_its_links_to_the_data_kept_as_links(
 ) -> None:
     """Issue 28 §1: AIDE leaves code/aide/*/input/* -> /home/data/* (absolute links); the old tar filter refused
     them, every `--agent aide` run on a cluster was a harness error, and every rerun repeated it."""
-    agent = tmp_path / "aide"
-    shutil.copytree(BUILTIN / "aide", agent)
-    text = (agent / "agent.yaml").read_text()
-    (agent / "agent.yaml").write_text(
-        text.replace('env: {OMP_NUM_THREADS: "2"}', 'env: {OMP_NUM_THREADS: "1", STEP_LIMIT: "1"}')
-    )
+    one_step = (BUILTIN / "aide" / "agent.yaml").read_text().replace('"2"}', '"1", STEP_LIMIT: "1"}')
+    agent = shutil.copytree(BUILTIN / "aide", tmp_path / "aide")
+    (agent / "agent.yaml").write_text(one_step)
     runs = tmp_path / "runs"
     command = [
         sys.executable,
