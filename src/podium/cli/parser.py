@@ -210,9 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cluster",
         default=None,
-        metavar="ray[://HOST:PORT]",
-        help="run each (competition, seed) as a task on a Ray cluster: ray (RAY_ADDRESS, else this machine's "
-        "cluster), ray://HOST:10001 (Ray Client) or ray:HOST:6379 (the head); graded and landed here",
+        metavar="ray|ray:HOST:PORT|ray://HOST:PORT",
+        help="run each (competition, seed) as a task on a running Ray cluster: ray (RAY_ADDRESS, else this "
+        "machine's cluster), ray:HOST:6379 (the head) or ray://HOST:10001 (Ray Client); graded and landed here. "
+        "Start one on this machine with: ray start --head --port 6379 (docs/scaling.md)",
     )
     p.add_argument(
         "--ray-resource",

@@ -79,14 +79,16 @@ def _cluster(args: argparse.Namespace) -> ClusterSpec | None:
         if args.ray_resource or args.node_data_dir:
             raise UsageError("--ray-resource and --node-data-dir go with --cluster. Fix: add --cluster ray")
         return None
-    from podium.cluster import ClusterSpec, parse_cluster, parse_resource
+    from podium.cluster import ClusterSpec, connect, parse_cluster, parse_resource
 
     resources: dict[str, float] = {}
     for value in args.ray_resource or []:
         name, amount = parse_resource(value)
         resources[name] = resources.get(name, 0) + amount
     node_data = Path(args.node_data_dir) if args.node_data_dir else None
-    return ClusterSpec(parse_cluster(args.cluster), resources, node_data)
+    spec = ClusterSpec(parse_cluster(args.cluster), resources, node_data)
+    connect(spec.address)  # a wrong address is refused before anything is prepared
+    return spec
 
 
 def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
