@@ -404,3 +404,28 @@ def test_cluster_options_without_a_cluster_are_refused() -> None:
         text=True,
     )
     assert result.returncode == 2 and "go with --cluster" in result.stderr
+
+
+def test_the_driver_keeps_what_the_run_is_whatever_the_node_says() -> None:
+    """A compromised node's record cannot rename the agent, point the audit at another agent folder, change the
+    limits the run had or bring its own grade; what it observed (its result, its GPUs) stays the node's."""
+    from podium.cluster.driver import _from_node
+    from podium.records import RunRecord
+
+    ours = RunRecord(
+        "g", "practice-wine", 1, 0, "baseline", agent_hash="a" * 64, agent_folder="/opt/agents/baseline",
+        limits={"cpus": 2, "memory_bytes": 4 << 30, "gpu_ids": []},
+    )  # fmt: skip
+    node = RunRecord(
+        "g", "practice-titanic", 1, 5, "dummy", agent_hash="b" * 64, agent_folder="/",
+        limits={"cpus": 64, "memory_bytes": 1 << 40, "gpu_ids": [1]}, agent_result={"exit_code": 0},
+        isolation={"network_observed": {"interfaces": []}},
+    ).to_dict()  # fmt: skip
+    node["grade"] = {"competition_id": "practice-titanic", "score": 1.0, "gold_medal": True}
+    landed = _from_node(node, ours)
+    assert (landed.competition_id, landed.seed, landed.agent) == ("practice-wine", 0, "baseline")
+    assert (landed.agent_hash, landed.agent_folder) == ("a" * 64, "/opt/agents/baseline")
+    assert landed.limits == {"cpus": 2, "memory_bytes": 4 << 30, "gpu_ids": [1]} and landed.grade is None
+    assert landed.agent_result == {"exit_code": 0} and landed.isolation == {"network_observed": {"interfaces": []}}
+    with pytest.raises(HarnessError, match="not a JSON object"):
+        _from_node(["not", "a", "record"], ours)

@@ -268,7 +268,7 @@ def _land(
             raise RunInterrupted from None
         store.land(staging.root, failed_record(record, HarnessError(f"the cluster lost the run: {error}"), staging))
         raise HarnessError(f"the cluster lost the run: {str(error).splitlines()[0][:300]}") from None
-    record = RunRecord.from_dict(answer["record"])
+    record = _from_node(answer["record"], record)
     attempts = answer["attempts"]
     record.cluster = {"address": address, "attempts": attempts, "retried": len(attempts) > 1}
     if answer.get("withheld"):
@@ -366,3 +366,27 @@ def _cancel(
     for _, _, staging, _ in going.values():
         discard(staging)
     going.clear()
+
+
+#: What a run is (which agent, competition, seed, settings): the driver's to say, never the node's.
+_DRIVER_FIELDS = (
+    "run_group", "competition_id", "competition_version", "seed", "agent", "agent_hash", "agent_folder", "sandbox",
+    "image", "environment", "podium_version", "limits", "description",
+)  # fmt: skip
+
+
+def _from_node(data: Any, ours: RunRecord) -> RunRecord:
+    """The node's record of a run, with what the run is taken from the driver's own record (a compromised node
+    cannot rename the agent, point the audit at another agent folder or change the limits the run had) and no
+    grade (the driver grades). What the node observed (the agent's result, the isolation, the compute, the
+    calls) is the node's, and the record says which node made it."""
+    if not isinstance(data, dict):
+        raise HarnessError(f"the node sent a record that is not a JSON object ({type(data).__name__})")
+    record = RunRecord.from_dict(data)
+    gpu_ids = record.limits.get("gpu_ids") if isinstance(record.limits, dict) else None
+    for name in _DRIVER_FIELDS:
+        setattr(record, name, getattr(ours, name))
+    if isinstance(gpu_ids, list) and all(type(i) is int for i in gpu_ids):  # which of its GPUs: the node's to say
+        record.limits = {**ours.limits, "gpu_ids": gpu_ids}
+    record.grade = None
+    return record
