@@ -539,7 +539,9 @@ def test_the_transcript_keeps_every_call_whole_with_its_secrets_redacted(
     assert stream["stream"] is True and stream["response"]["object"] == "chat.completion"
     assert stream["response"]["choices"][0]["message"]["content"] == "abc"
     assert stream["response"]["usage"] == {"prompt_tokens": 13, "completion_tokens": 3}
-    assert refused["status"] == 403 and "not allowed" in refused["error"] and refused["request"] == {"model": "gpt-other"}
+    assert (
+        refused["status"] == 403 and "not allowed" in refused["error"] and refused["request"] == {"model": "gpt-other"}
+    )
     assert cut["truncated"] is True and len(json.dumps(cut)) < MAX_LINE_BYTES
     assert "podium cut" in cut["request"]["messages"][0]["content"]
     assert all(len(line) < MAX_LINE_BYTES for line in text.splitlines())
