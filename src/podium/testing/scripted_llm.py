@@ -29,7 +29,8 @@ The answers are shaped as the APIs document them: chat completions with ``choice
 ``response.completed`` with ``usage``, each with its ``sequence_number``). Text streams a word at a time.
 An answer is held to the cap its request names (``max_tokens``, ``max_completion_tokens``,
 ``max_output_tokens``) and then says so (``length``, ``max_tokens``, ``incomplete``), unless the server
-is made with ``caps=False`` (a server that ignores caps).
+is made with ``caps=False`` (a server that ignores caps); ``apis`` limits the paths it answers (a
+chat-only server, as llama.cpp is, answers 404 to the others).
 
 Token counts are whitespace-separated words: input = the words of every message's text (system and
 tool results included), output = the words of the answer's text or of the tool call's JSON arguments.
@@ -546,7 +547,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
             return send_json(self, 400, _error(path, 400, "the body is not JSON"))
-        if path not in _PATHS or not isinstance(body, dict):
+        if path not in (owner.apis or _PATHS) or not isinstance(body, dict):
             return send_json(self, 404, _error(path, 404, f"no such path {self.path}"))
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")}
         request = {"path": path, "body": body, "headers": headers, "time": time.time()}
@@ -612,6 +613,9 @@ class ScriptedLLM:
     port: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     caps: bool = True  # hold answers to the cap their request names, as the real APIs do
+    #: The API paths it answers (404 for the others); None: all three. ``("/v1/chat/completions",)`` is a server
+    #: that speaks only chat completions, as llama.cpp and most local servers do.
+    apis: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         self._steps = list(self.script)

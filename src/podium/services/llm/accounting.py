@@ -240,14 +240,15 @@ class Ledger:
         )
 
     def meter(self, held: Reservation, usage: Usage, streamed_bytes: int, price: Price | None) -> str | None:
-        """A stream has used ``usage`` as reported so far (its output at least ``streamed_bytes`` /
-        :data:`BYTES_PER_TOKEN`): None while that fits in its reservation and what the budget has left beside
-        the other calls, else why it must end now."""
+        """A stream has used ``usage`` as reported so far (its input, until reported, its request's bytes; its output
+        at least ``streamed_bytes`` / :data:`BYTES_PER_TOKEN`): None while that fits in its reservation and what the
+        budget has left beside the other calls, else why it must end now."""
         output = held.output_estimate = max(usage.output_tokens, -(-streamed_bytes // BYTES_PER_TOKEN))
         if not held.counted:
             return None
-        tokens = usage.input_tokens + output
-        cost = price.cost(usage.input_tokens, output, usage.cached_tokens) if price is not None else 0.0
+        tokens_in = usage.input_tokens or held.size  # not reported yet: at most its bytes
+        tokens = tokens_in + output
+        cost = price.cost(tokens_in, output, usage.cached_tokens) if price is not None else 0.0
         with self._lock:
             t = self.totals
             over, over_cost = max(0, tokens - held.tokens), max(0.0, cost - held.cost)
