@@ -866,3 +866,27 @@ def test_a_run_whose_model_calls_all_failed_is_the_harness_failure_and_is_run_ag
         assert [(c.id, s) for c, s in redo.todo] == [(comp.id, 0)]
     finally:
         del os.environ["PODIUM_TEST_LLM_KEY"]
+
+
+def test_mlab_with_an_unreachable_base_url_is_not_counted_as_a_good_run(tmp_path: Path, minimal_env_dir: Path) -> None:
+    """Issue 29 item 5 as it was seen: `podium run --agent mlab --base-url http://127.0.0.1:9/v1` "finished" with the
+    sample submission's score. (It waits out the agent's own retries, about a minute.)"""
+    from podium import registry
+    from podium.data.prepare import prepare_competition
+
+    if subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode != 0:
+        pytest.skip("bubblewrap is not installed")
+    prepare_competition(registry.get("practice-wine"), tmp_path / "data")
+    result = subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", "mlab", "--base-url", "http://127.0.0.1:9/v1",
+         "--competitions", "practice-wine", "--time-limit", "4m", "--data-dir", str(tmp_path / "data"),
+         "--runs-dir", str(tmp_path / "runs")],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PODIUM_ENV_DIR": str(minimal_env_dir), "OPENAI_API_KEY": "sk-test", "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "harness error (not the agent's; a rerun runs it again): every model call failed" in result.stderr
+    assert "http://127.0.0.1:9/v1/chat/completions could not be reached" in result.stderr
+    record = json.loads((tmp_path / "runs" / "default" / "practice-wine" / "0" / "record.json").read_text())
+    assert record["status"] == "harness_error" and record["grade"] is None
+    assert record["llm"]["calls"] == record["llm"]["failed_calls"] > 0
