@@ -515,7 +515,7 @@ def test_the_transcript_keeps_every_call_whole_with_its_secrets_redacted(
 
     monkeypatch.setenv("PODIUM_OTHER_SERVICE_TOKEN", "tok-podium-holds-this-0123")
     leaks = (
-        f"my key is {KEY}; header Authorization: Bearer abcdefghijkl; x-api-key=sk-ant-api03-{'q' * 30} and "
+        f"my key is {KEY}; header Authorization: Bearer abcdefghijkl0123456789; x-api-key=sk-ant-api03-{'q' * 30} and "
         "the other token tok-podium-holds-this-0123"
     )
     transcript = short_dir / "t.jsonl"
@@ -526,11 +526,22 @@ def test_the_transcript_keeps_every_call_whole_with_its_secrets_redacted(
         assert _post(short_dir / "t.sock", "/v1/chat/completions", {"model": "gpt-other"})[0] == 403
         huge = {"model": "gpt-ok", "messages": [{"role": "user", "content": "x" * (3 << 20)}]}
         assert _post(short_dir / "t.sock", "/v1/chat/completions", huge)[0] == 200
+        named = _post(short_dir / "t.sock", "/v1/chat/completions", {"model": "g" * (2 << 20)})
+        code = {"model": "gpt-ok", "messages": [{"role": "user", "content": "api_key = os.environ['KEY_NAME']"}]}
+        assert _post(short_dir / "t.sock", "/v1/chat/completions", code)[0] == 200
+    assert named[0] == 403 and len(named[1]) < 1000  # a huge model name is not echoed back whole
     lines = _lines(transcript)
     text = transcript.read_text()
-    assert [line["call"] for line in lines] == [1, 2, 3, 4]
-    assert KEY not in text and "abcdefghijkl" not in text and "qqqqqqqqqq" not in text and "tok-podium" not in text
-    plain, stream, refused, cut = lines
+    assert [line["call"] for line in lines] == [1, 2, 3, 4, 5, 6]
+    assert (
+        KEY not in text
+        and "abcdefghijkl0123456789" not in text
+        and "qqqqqqqqqq" not in text
+        and "tok-podium" not in text
+    )
+    plain, stream, refused, cut, long_name, code_line = lines
+    assert long_name["status"] == 403 and len(long_name["model"]) <= 200
+    assert code_line["request"]["messages"][0]["content"] == "api_key = os.environ['KEY_NAME']"  # code, not a key
     assert set(plain) == {"call", "time", "api", "path", "model", "status", "stream", "request", "response", "error",
                           "truncated"}  # fmt: skip
     assert plain["api"] == "chat" and plain["status"] == 200 and plain["stream"] is False and plain["error"] is None
@@ -548,7 +559,7 @@ def test_the_transcript_keeps_every_call_whole_with_its_secrets_redacted(
     assert "podium cut" in cut["request"]["messages"][0]["content"]
     assert all(len(line) < MAX_LINE_BYTES for line in text.splitlines())
     logged = _lines(short_dir / "t.log")
-    assert [entry["call"] for entry in logged] == [1, 2, 3, 4]  # the log's lines join the transcript's by number
+    assert [entry["call"] for entry in logged] == [1, 2, 3, 4, 5, 6]  # the log's lines join the transcript's by number
 
 
 # --- streams metered mid-way, the Responses API (native and translated), failed providers -------------------------

@@ -42,6 +42,7 @@ _UPSTREAM_TIMEOUT_SECONDS = 600
 _DROPPED_REQUEST_HEADERS = {"authorization", "x-api-key", "api-key", "host", "cookie", "content-length", "connection"}
 _BUDGET_KEYS = ("max_tokens", "max_requests", "max_tokens_per_call", "max_answer_tokens", "max_cost_usd")
 _FORWARDED_RESPONSE_HEADERS = {"content-type", "request-id", "x-request-id", "openai-processing-ms"}
+_MODEL_CHARS = 200  # of a model's name, in the log and in a refusal
 _APIS = {"/v1/chat/completions": "chat", "/v1/messages": "messages", "/v1/responses": "responses"}
 #: What the provider answers when the fault is the harness's (its key, its address, its server), not the agent's.
 _HARNESS_STATUSES = {401, 402, 403, 404, 405, 407, 408, 429}
@@ -203,9 +204,11 @@ class LLMProxy(UnixService):
         if not isinstance(payload, dict):
             raise Refused(400, "the request body is not a JSON object")
         payload = json.loads(body)  # a copy to change; the transcript keeps what the agent sent
-        model = call.entry["model"] = call.line["model"] = payload.get("model")
+        model = payload.get("model")
+        call.entry["model"] = call.line["model"] = model[:_MODEL_CHARS] if isinstance(model, str) else None
         if self.config.models and model not in self.config.models:
-            raise Refused(403, f"model {model!r} is not allowed; allowed: {list(self.config.models)}")
+            shown = repr(model)[:_MODEL_CHARS]
+            raise Refused(403, f"model {shown} is not allowed; allowed: {list(self.config.models)}")
         if isinstance(model, str) and self.config.provider_model(model) != model:  # an alias
             payload["model"] = call.entry["provider_model"] = self.config.provider_model(model)
         price = self.config.price(model) if isinstance(model, str) else None

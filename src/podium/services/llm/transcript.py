@@ -47,10 +47,11 @@ _PATTERNS = re.compile(
         )
     )
 )
-# A header or setting that carries a credential, quoted or not: its value goes, its name stays.
+# A header or setting that carries a credential, quoted or not: its value goes, its name stays (a value shaped
+# like a token: code such as ``api_key = os.environ[...]`` is left as it is).
 _HEADERS = re.compile(
     r"(?i)(\b(?:authorization|proxy-authorization|x-api-key|api[-_]?key|x-goog-api-key)[\"']?\s*[:=]\s*[\"']?)"
-    r"((?:bearer|basic|token)\s+)?([^\s\"',;]{6,})"
+    r"((?:bearer|basic|token)\s+)?([A-Za-z0-9._~+/=\-]{16,})"
 )
 
 
@@ -124,7 +125,9 @@ def _common_length(lengths: list[int], room: int) -> int:
 
 
 def bounded(
-    entry: dict[str, Any], fields: tuple[str, ...] = ("request", "response"), limit: int = MAX_LINE_BYTES
+    entry: dict[str, Any],
+    fields: tuple[str, ...] = ("request", "response", "error", "model"),
+    limit: int = MAX_LINE_BYTES,
 ) -> str:
     """``entry`` as one JSON line of at most ``limit`` bytes: the longest strings of ``fields`` are cut to a common
     length (``truncated`` set), and a field whose structure alone is too long becomes the start of its JSON."""
