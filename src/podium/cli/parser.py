@@ -167,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="GPUs per run; each run gets its own (default: the agent's, else 0)",
     )
     p.add_argument(
+        "--hardware",
+        choices=["mlebench"],
+        default=None,
+        help="a named compute setting instead of --cpus, --memory and --gpus: mlebench (the paper's 36 vCPUs, "
+        "440 GB, one 24 GB A10); what this machine cannot give is said before the runs start",
+    )
+    p.add_argument(
         "--run-group",
         default="default",
         help="name of this batch of runs; a rerun skips its finished runs and refuses other settings",
@@ -263,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
         dest="source",
         default=None,
         help="already downloaded data: a Kaggle zip or extracted folder (or a folder of <id>.zip / <id>/)",
+    )
+    p.add_argument(
+        "--from-mlebench",
+        dest="from_mlebench",
+        default=None,
+        metavar="DIR",
+        help="take the data MLE-bench prepared (DIR/<id>/prepared/{public,private}, e.g. ~/.cache/mle-bench/data): "
+        "checked against podium's checksums, linked where the filesystem allows, else copied; without -c/--split, "
+        "every competition DIR holds",
     )
     p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
     p.add_argument("--force", action="store_true", help="prepare again even if prepared")
@@ -369,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
+    )
+    p.add_argument(
+        "--mixed-hardware",
+        action="store_true",
+        help="put labels whose runs had different compute (CPUs, memory, GPUs; 'unknown' for records without it) "
+        "in one comparison; without it such a report is refused",
     )
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))
