@@ -237,6 +237,7 @@ def _sandboxed(
         Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
         Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
         Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
+        Mount(sandbox_file("score_holdout.py"), "/home/score_holdout.py"),
         Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
     ]
     if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt
@@ -259,7 +260,9 @@ def _sandboxed(
     llm_summary = None
     try:
         with contextlib.ExitStack() as stack:
-            server = stack.enter_context(ValidationServer(competition, sample, socket, run.validation_log))
+            server = stack.enter_context(
+                ValidationServer(competition, sample, socket, run.validation_log, holdout_log=run.holdout_log)
+            )
             proxy = None
             if llm is not None:
                 proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
