@@ -238,6 +238,7 @@ def _sandboxed(
         Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
         Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
         Mount(sandbox_file("score_holdout.py"), "/home/score_holdout.py"),
+        Mount(sandbox_file("podium_journal.py"), "/home/podium_journal.py"),
         Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
     ]
     if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt

@@ -10,7 +10,9 @@ The agent's side of each is a file shipped in ``podium/sandbox_files`` and mount
 which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP; and
 ``podium_submission.py``, which agents may import to validate and place their submission atomically;
 ``podium_llm.py`` (with an ``llm:`` section), a standard-library model client for the proxy that
-podium's own agents (``search``, ``mlab``) share; and ``score_holdout.py``, the hold-out scorer's client.
+podium's own agents (``search``, ``mlab``) share; ``score_holdout.py``, the hold-out scorer's client; and
+``podium_journal.py``, which runs a command-line agent that prints JSON events (Claude Code, Codex) under
+its time limit and keeps ``journal.jsonl`` from them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ SANDBOX_FILES = (
     "podium_submission.py",
     "podium_llm.py",
     "score_holdout.py",
+    "podium_journal.py",
 )
 
 
