@@ -262,7 +262,7 @@ def test_max_answer_tokens_caps_every_answer(upstream: ThreadingHTTPServer, shor
 
 
 def test_the_cap_field_follows_the_address() -> None:
-    from podium.services.usage import cap_field
+    from podium.services.llm.accounting import cap_field
 
     local = replace(PROVIDERS["openai"], base_url="http://127.0.0.1:8080")
     assert cap_field(PROVIDERS["openai"], "/v1/chat/completions") == "max_completion_tokens"
@@ -498,3 +498,52 @@ def test_overrides_from_the_command_line() -> None:
         parse_llm_config({**section, "max_answer_tokens": -1}, "agent.yaml")
     with pytest.raises(UsageError, match="need --model"):
         LLMConfig.from_options("openai", None, None, 1.0)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_transcript_keeps_every_call_whole_with_its_secrets_redacted(
+    upstream: ThreadingHTTPServer, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interface I1: one line a call (refused ones too), the request as the agent sent it, the answer (a stream's
+    assembled into the non-streaming shape), keys redacted wherever they appear, the line bounded."""
+    from podium.services.llm.transcript import MAX_LINE_BYTES, REDACTED
+
+    monkeypatch.setenv("PODIUM_OTHER_SERVICE_TOKEN", "tok-podium-holds-this-0123")
+    leaks = (
+        f"my key is {KEY}; header Authorization: Bearer abcdefghijkl; x-api-key=sk-ant-api03-{'q' * 30} and "
+        "the other token tok-podium-holds-this-0123"
+    )
+    transcript = short_dir / "t.jsonl"
+    with LLMProxy(_config(upstream, models=("gpt-ok",)), short_dir / "t.sock", short_dir / "t.log", KEY, transcript):
+        ask = {"model": "gpt-ok", "messages": [{"role": "user", "content": leaks}]}
+        assert _post(short_dir / "t.sock", "/v1/chat/completions", ask)[0] == 200
+        assert _post(short_dir / "t.sock", "/v1/chat/completions", {**ask, "stream": True})[0] == 200
+        assert _post(short_dir / "t.sock", "/v1/chat/completions", {"model": "gpt-other"})[0] == 403
+        huge = {"model": "gpt-ok", "messages": [{"role": "user", "content": "x" * (3 << 20)}]}
+        assert _post(short_dir / "t.sock", "/v1/chat/completions", huge)[0] == 200
+    lines = _lines(transcript)
+    text = transcript.read_text()
+    assert [line["call"] for line in lines] == [1, 2, 3, 4]
+    assert KEY not in text and "abcdefghijkl" not in text and "qqqqqqqqqq" not in text and "tok-podium" not in text
+    plain, stream, refused, cut = lines
+    assert set(plain) == {"call", "time", "api", "path", "model", "status", "stream", "request", "response", "error",
+                          "truncated"}  # fmt: skip
+    assert plain["api"] == "chat" and plain["status"] == 200 and plain["stream"] is False and plain["error"] is None
+    said = plain["request"]["messages"][0]["content"]
+    assert said.count(REDACTED) == 4 and said.startswith("my key is ") and "Authorization: Bearer " in said
+    assert plain["response"]["choices"][0]["message"]["content"] == "hi"
+    # the stream's chunks assembled into one chat.completion, as the API would have answered without streaming
+    assert stream["stream"] is True and stream["response"]["object"] == "chat.completion"
+    assert stream["response"]["choices"][0]["message"]["content"] == "abc"
+    assert stream["response"]["usage"] == {"prompt_tokens": 13, "completion_tokens": 3}
+    assert (
+        refused["status"] == 403 and "not allowed" in refused["error"] and refused["request"] == {"model": "gpt-other"}
+    )
+    assert cut["truncated"] is True and len(json.dumps(cut)) < MAX_LINE_BYTES
+    assert "podium cut" in cut["request"]["messages"][0]["content"]
+    assert all(len(line) < MAX_LINE_BYTES for line in text.splitlines())
+    logged = _lines(short_dir / "t.log")
+    assert [entry["call"] for entry in logged] == [1, 2, 3, 4]  # the log's lines join the transcript's by number

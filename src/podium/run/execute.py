@@ -266,7 +266,9 @@ def _sandboxed(
             )
             proxy = None
             if llm is not None:
-                proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
+                proxy = stack.enter_context(
+                    LLMProxy(llm, socket_dir / "llm.sock", run.llm_log, transcript_path=run.transcript)
+                )
                 relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
                 mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
                 mounts.append(Mount(sandbox_file("podium_llm.py"), "/home/podium_llm.py"))
