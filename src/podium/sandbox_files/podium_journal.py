@@ -23,12 +23,22 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["Journal", "run_events"]
+__all__ = ["Journal", "run_events", "task"]
 
 _OUTPUT_CHARS = 4000
 _SUMMARY_CHARS = 2000
 _LINE_BYTES = 8 << 20  # an event line longer than this is kept cut, and not parsed
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CODE_FILE = re.compile(r"/home/code/[\w./-]+\.py\b")
+
+
+def task(home: Path) -> str:
+    """The agent's task: MLE-bench's instructions, then the competition's description."""
+    parts = []
+    for path in (home / "instructions.md", home / "data" / "description.md"):
+        if path.is_file():
+            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+    return "\n\n".join(parts) or f"See the files in {home}/data."
 
 
 def _log(name: str, message: str) -> None:
@@ -50,7 +60,11 @@ class Journal:
             handle.write(json.dumps(node) + "\n")
 
     def action(self, key: str, operator: str, plan: str, arguments: Any, code_file: Optional[str] = None) -> None:
-        """A tool call the model made (``key``: its call id)."""
+        """A tool call the model made (``key``: its call id); its code file is ``code_file``, else the first script
+        under ``/home/code`` its input names (a command that writes or runs one)."""
+        if code_file is None:
+            named = _CODE_FILE.search(json.dumps(arguments))
+            code_file = named.group(0) if named else None
         with self.lock:
             node = {
                 "id": len(self.nodes), "parent": len(self.nodes) - 1 if self.nodes else None, "operator": operator,
@@ -73,7 +87,7 @@ class Journal:
             self._write(node)
 
 
-def _stop(process: subprocess.Popen, name: str, why: str) -> None:  # type: ignore[type-arg]
+def _stop(process: subprocess.Popen, name: str, why: str) -> None:
     if process.poll() is not None:
         return
     _log(name, f"{why}: stopping it")
