@@ -20,8 +20,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 __all__ = ["Journal", "run_events", "task"]
 
@@ -51,15 +52,15 @@ class Journal:
     def __init__(self, path: Path, started: float) -> None:
         self.path = path
         self.started = started
-        self.nodes: Dict[str, Dict[str, Any]] = {}
+        self.nodes: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def _write(self, node: Dict[str, Any]) -> None:
+    def _write(self, node: dict[str, Any]) -> None:
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(node) + "\n")
 
-    def action(self, key: str, operator: str, plan: str, arguments: Any, code_file: Optional[str] = None) -> None:
+    def action(self, key: str, operator: str, plan: str, arguments: Any, code_file: str | None = None) -> None:
         """A tool call the model made (``key``: its call id); its code file is ``code_file``, else the first script
         under ``/home/code`` its input names (a command that writes or runs one)."""
         if code_file is None:
@@ -105,14 +106,14 @@ def _stop(process: subprocess.Popen, name: str, why: str) -> None:
 
 def run_events(
     name: str,
-    command: List[str],
-    env: Dict[str, str],
+    command: list[str],
+    env: dict[str, str],
     events: Path,
-    on_event: Callable[[Dict[str, Any]], None],
+    on_event: Callable[[dict[str, Any]], None],
     seconds: float,
-    stdin: Optional[Path] = None,
+    stdin: Path | None = None,
     cwd: str = "/home",
-) -> Optional[int]:
+) -> int | None:
     """Run ``command`` for at most ``seconds`` (its standard input the file ``stdin``, else none), its stdout's
     events kept in ``events`` and given to ``on_event``; its exit status (None when it had to be stopped)."""
     events.parent.mkdir(parents=True, exist_ok=True)
@@ -120,7 +121,7 @@ def run_events(
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stdin=given, env=env, cwd=cwd, start_new_session=True
         )
-    stopped: List[str] = []
+    stopped: list[str] = []
 
     def deadline() -> None:
         try:

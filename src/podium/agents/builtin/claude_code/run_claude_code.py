@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_journal.py: shipped by podium
 
@@ -61,9 +61,9 @@ class Events:
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self.result: Dict[str, Any] = {}
+        self.result: dict[str, Any] = {}
 
-    def __call__(self, event: Dict[str, Any]) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         message = event.get("message") if isinstance(event.get("message"), dict) else {}
         blocks = [b for b in message.get("content") or [] if isinstance(b, dict)] if isinstance(message, dict) else []
         if event.get("type") == "assistant":
@@ -83,9 +83,7 @@ class Events:
             self.result = event
 
 
-
-
-def _env(model: str, seconds: float) -> Dict[str, str]:
+def _env(model: str, seconds: float) -> dict[str, str]:
     env = dict(os.environ)
     command_ms = str(int(max(seconds, 60) * 1000))
     env.update({
@@ -100,7 +98,7 @@ def _env(model: str, seconds: float) -> Dict[str, str]:
     return env
 
 
-def command(model: str, turns: int, tools: str) -> List[str]:
+def command(model: str, turns: int, tools: str) -> list[str]:
     """Claude Code's command line: print mode, the JSON event stream, the tools, the turn limit."""
     offered = ",".join(t for t in tools.replace(" ", ",").split(",") if t and t not in WEB_TOOLS.split(","))
     return [

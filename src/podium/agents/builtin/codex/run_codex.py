@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_journal.py: shipped by podium
 
@@ -51,11 +51,11 @@ class Events:
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self.words: List[str] = []
-        self.usage: Dict[str, int] = {}
-        self.errors: List[str] = []
+        self.words: list[str] = []
+        self.usage: dict[str, int] = {}
+        self.errors: list[str] = []
 
-    def __call__(self, event: Dict[str, Any]) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         item = event.get("item") if isinstance(event.get("item"), dict) else {}
         assert isinstance(item, dict)
@@ -80,7 +80,7 @@ class Events:
             error = event.get("error") if isinstance(event.get("error"), dict) else event
             self.errors.append(str(error.get("message")))
 
-    def _open(self, key: str, item: Dict[str, Any]) -> None:
+    def _open(self, key: str, item: dict[str, Any]) -> None:
         kind = item.get("type")
         if kind == "command_execution":
             operator, arguments = "shell", {"command": item.get("command")}
@@ -94,9 +94,7 @@ class Events:
         self.words = []
 
 
-
-
-def config(model: str, base_url: str, effort: str, features_off: List[str]) -> str:
+def config(model: str, base_url: str, effort: str, features_off: list[str]) -> str:
     """``config.toml``: the proxy as the one provider (Responses API), everything that reaches out turned off."""
     lines = [
         f"model = {json.dumps(model)}", 'model_provider = "podium"', f"model_reasoning_effort = {json.dumps(effort)}",
@@ -112,7 +110,7 @@ def config(model: str, base_url: str, effort: str, features_off: List[str]) -> s
     return "\n".join(lines) + "\n"
 
 
-def command(model: str) -> List[str]:
+def command(model: str) -> list[str]:
     """Codex's command line: ``exec`` with its JSON events, no sandbox or approvals of its own, the task on stdin."""
     return [CODEX, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
             "--color", "never", "-C", str(HOME), "-m", model, "-"]  # fmt: skip
