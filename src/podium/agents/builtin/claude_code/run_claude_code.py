@@ -70,7 +70,8 @@ class Events:
             words = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") in ("text", "thinking"))
             for block in blocks:
                 if block.get("type") == "tool_use":
-                    arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    given = block.get("input")
+                    arguments: dict[str, Any] = given if isinstance(given, dict) else {}
                     path = str(arguments.get("file_path") or "")
                     self.journal.action(str(block.get("id")), str(block.get("name")), words, arguments,
                                         path if path.endswith(".py") else None)  # fmt: skip

@@ -77,8 +77,8 @@ class Events:
                 if isinstance(value, int):
                     self.usage[name] = self.usage.get(name, 0) + value
         elif kind in ("turn.failed", "error"):
-            error = event.get("error") if isinstance(event.get("error"), dict) else event
-            self.errors.append(str(error.get("message")))
+            error = event.get("error")
+            self.errors.append(str((error if isinstance(error, dict) else event).get("message")))
 
     def _open(self, key: str, item: dict[str, Any]) -> None:
         kind = item.get("type")
