@@ -246,8 +246,11 @@ class Ledger:
         output = held.output_estimate = max(usage.output_tokens, -(-streamed_bytes // BYTES_PER_TOKEN))
         if not held.counted:
             return None
-        tokens = usage.input_tokens + output
-        cost = price.cost(usage.input_tokens, output, usage.cached_tokens) if price is not None else 0.0
+        # a stream that has not reported its input yet (Responses' come with response.completed) is metered at its
+        # request's bytes, what settle() charges a stream cut before that report
+        given = usage.input_tokens or held.size
+        tokens = given + output
+        cost = price.cost(given, output, usage.cached_tokens) if price is not None else 0.0
         with self._lock:
             t = self.totals
             over, over_cost = max(0, tokens - held.tokens), max(0.0, cost - held.cost)
