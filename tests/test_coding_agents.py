@@ -231,10 +231,10 @@ class Session:
         comp = "wine" if "Wine Cultivars" in text else "titanic"
         steps = self.steps.setdefault(comp, [
             Shell("which python; python --version; bash -lc 'which python'; ls /home/data"),
-            Expect(r"/opt/podium/env/bin/python\s+Python 3\.13.*/opt/podium/env/bin/python", Shell(_write(BROKEN))),
+            Expect(r"(?s)/opt/podium/env/bin/python\s+Python 3\.13.*/opt/podium/env/bin/python", Shell(_write(BROKEN))),
             Expect("no_such_column", Shell(_write(FIXED) + " && python /home/score_holdout.py "
                    "/home/data/sample_submission.csv /home/data/sample_submission.csv; /home/validate_submission.sh")),
-            Expect(r"written.*score: .*Submission is valid", Reply("Done: the fixed script wrote the submission.")),
+            Expect(r"(?s)written.*score: .*Submission is valid", Reply("Done: the fixed script wrote the submission.")),
         ])  # fmt: skip
         step = steps.pop(0) if steps else Reply("Done.")
         return step(request) if callable(step) else step
@@ -257,12 +257,12 @@ def test_the_agent_debugs_a_crash_to_a_graded_submission(
         run = tmp_path / "runs" / "default" / comp / "0"
         out = (run / "logs" / "agent.stdout.log").read_text()
         steps = _journal(run / "logs" / "journal.jsonl")
-        assert len(steps) == 4 and all(s["operator"] in ("Bash", "shell") for s in steps), out[-3000:]
+        assert len(steps) == 3 and all(s["operator"] in ("Bash", "shell") for s in steps), out[-3000:]
         assert "no_such_column" in steps[1]["output_tail"] and steps[1]["is_bug"]  # the crash, seen by the agent
-        assert "written" in steps[2]["output_tail"] and not steps[2]["is_bug"]
+        assert "written" in steps[2]["output_tail"] and not steps[2]["is_bug"], steps[2]["output_tail"]
         assert "the submission in place is valid" in out
         shown = load_journal(RunPaths(run))  # what podium serve draws
-        assert shown is not None and len(shown.nodes) == 4 and FIXED in str(shown.nodes[2].code)
+        assert shown is not None and len(shown.nodes) == 3 and FIXED in str(shown.nodes[2].code)
         assert (run / "logs" / f"{name}.events.jsonl").stat().st_size > 0 and any((run / "logs" / name).rglob("*"))
         holdout = [json.loads(line) for line in (run / "holdout_calls.jsonl").read_text().splitlines()]
         assert [c["verdict"] for c in holdout] == ["scored"]

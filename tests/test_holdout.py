@@ -102,15 +102,20 @@ def test_the_client_scores_through_the_socket_and_each_call_is_logged_apart(shor
     with ValidationServer(comp, sample, short_dir / "v.sock", logs / "validation.jsonl", min_interval_s=0.3,
                           holdout_log=logs / "holdout.jsonl") as server:  # fmt: skip
         scored = _client(server.socket_path, str(short_dir / "predictions.csv"), str(short_dir / "labels.csv"))
+        validated = subprocess.run([sys.executable, str(sandbox_file("validate_submission.py")), str(sample)],
+                                   capture_output=True, text=True, timeout=60,
+                                   env={**os.environ, "PODIUM_VALIDATION_SOCKET": str(server.socket_path)})  # fmt: skip
         again = _client(server.socket_path, str(short_dir / "labels.csv"), str(short_dir / "labels.csv"))  # waits
         wrong = _client(server.socket_path, str(short_dir / "predictions.csv"), str(short_dir / "sample.csv"))
         linked = _client(server.socket_path, str(short_dir / "predictions.csv"), str(short_dir / "link.csv"))
         calls = server.holdout_calls
     assert scored.returncode == 0 and scored.stdout.startswith("score: 0.75 (accuracy, higher is better"), scored
     assert again.returncode == 0 and again.stdout.startswith("score: 1.0 "), again
+    assert validated.returncode == 0, validated.stdout  # scoring has a rate limit of its own: no 429 here
     assert wrong.returncode == 1 and "no file at" in wrong.stdout
     assert linked.returncode == 1 and "symbolic link" in linked.stdout
-    assert (logs / "validation.jsonl").read_text() == ""  # never counted as validation calls
+    validation = [json.loads(line) for line in (logs / "validation.jsonl").read_text().splitlines()]
+    assert [c["verdict"] for c in validation] == ["valid"]  # hold-out calls are never counted as validation calls
     final = [c for c in calls if c["status"] == 200]
     assert [c["score"] for c in final] == [0.75, 1.0] and all(c["verdict"] == "scored" for c in final)
     assert final[1]["predictions"]["sha256"] == final[1]["labels"]["sha256"]

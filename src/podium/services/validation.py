@@ -29,8 +29,9 @@ bounded memory and time (:func:`podium.grading.isolated.validate_isolated`), as 
 ``POST /score-holdout`` (offered when the server is given ``holdout_log``) is the hold-out scorer: the
 body is the agent's predictions followed by its labels (``X-Predictions-Bytes`` says where the labels
 begin), each bounded like a submission, and the answer is the score podium's grader gives those
-predictions against those labels (:mod:`podium.grading.holdout`), or why there is none. It shares the
-one-call-at-a-time slot and its rate limit with ``/validate``, and each call is one line of
+predictions against those labels (:mod:`podium.grading.holdout`), or why there is none. It has a slot and a
+rate limit of its own, as ``/validate`` has (a call answered while another runs is refused 429), so
+scoring never delays a validation; each call is one line of
 ``holdout_log``, apart from the validation log (the audit's integrity statement counts them apart),
 with both files' digests.
 
@@ -152,10 +153,10 @@ class ValidationServer(UnixService):
         self.body_dir = Path(body_dir) if body_dir is not None else self.log_path.parent
         self.limits = limits
         self._tmp: Path | None = None
-        self._lock = threading.Lock()  # guards _busy and _last_end
+        self._lock = threading.Lock()  # guards _busy and _last_end (by endpoint: validation, the hold-out scorer)
         self._log_lock = threading.Lock()
-        self._busy = False
-        self._last_end: float | None = None
+        self._busy: set[str] = set()
+        self._last_end: dict[str, float] = {}
         self._digests = 0  # bodies digested so far (guarded by _lock)
         self._refused_bodies = threading.BoundedSemaphore(_REFUSED_AT_ONCE)
 
@@ -200,22 +201,24 @@ class ValidationServer(UnixService):
 
     # -- one call -------------------------------------------------------------------------------
 
-    def _acquire(self) -> tuple[float, str] | None:
+    def _acquire(self, endpoint: str = "validate") -> tuple[float, str] | None:
         """Take the validation slot; else return (seconds to wait before retrying, why)."""
         now = time.monotonic()
         with self._lock:
-            if self._busy:
+            if endpoint in self._busy:
                 return max(self.min_interval_s, 1.0), "another validation is still running"
-            if self._last_end is not None and now - self._last_end < self.min_interval_s:
-                why = f"validation may be called at most once every {self.min_interval_s:g} s"
-                return self.min_interval_s - (now - self._last_end), why
-            self._busy = True
+            last = self._last_end.get(endpoint)
+            if last is not None and now - last < self.min_interval_s:
+                what = "validation" if endpoint == "validate" else "the hold-out scorer"
+                why = f"{what} may be called at most once every {self.min_interval_s:g} s"
+                return self.min_interval_s - (now - last), why
+            self._busy.add(endpoint)
             return None
 
-    def _release(self) -> None:
+    def _release(self, endpoint: str = "validate") -> None:
         with self._lock:
-            self._busy = False
-            self._last_end = time.monotonic()
+            self._busy.discard(endpoint)
+            self._last_end[endpoint] = time.monotonic()
 
     def _handle_validate(self, handler: _Handler) -> None:
         """One ``/validate`` call: the body is the CSV (podium's clients), or a multipart form whose
@@ -335,7 +338,7 @@ class ValidationServer(UnixService):
                        f"{length - first}), as a submission")  # fmt: skip
             call.finish(413 if first >= 0 and length >= first else 400, {"error": message})
             return
-        refused = self._acquire()
+        refused = self._acquire("score-holdout")
         if refused is not None:
             wait = round(max(refused[0], 0.0), 3)
             message = f"rate limited: {refused[1]}; retry in {wait:g} s"
@@ -358,7 +361,7 @@ class ValidationServer(UnixService):
             for file in files:
                 file.close()
             shutil.rmtree(folder, ignore_errors=True)
-            self._release()
+            self._release("score-holdout")
 
     def _score(self, call: _Call, predictions: SubmissionFile, labels: SubmissionFile) -> None:
         try:
