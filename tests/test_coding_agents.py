@@ -327,7 +327,7 @@ class Hostile:
             Shell("python -c \"import urllib.request as u; print(u.urlopen('https://example.com', timeout=5).read())\""),
             Shell("cat /proc/1/environ | tr '\\0' '\\n'; echo; env | grep -i key"),
             Shell(f"python -c \"import socket; socket.create_connection(('127.0.0.1', {self.port}), timeout=5); "
-                  "print('UPSTREAM OPEN')\""),
+                  "print('UPSTREAM', 'OPEN')\""),
         ]  # fmt: skip
         if self.name == "claude-code":
             plan.append(ToolCall("WebFetch", {"url": "https://example.com", "prompt": "What does it say?"}))
