@@ -173,7 +173,9 @@ def build_rootfs(spec: RootfsSpec, staging: Path, env_mount: str) -> tuple[str, 
     print(f"  [rootfs] Debian {spec.suite} from {mirror} ({len(spec.debian_packages)} packages) ...", file=sys.stderr)
     _logged([tool, "--variant=minbase", f"--include={','.join(spec.debian_packages)}", "--aptopt=Acquire::Retries=3",
              spec.suite, str(rootfs), mirror], log)  # fmt: skip
-    venvs: tuple[tuple[str, tuple[str, ...]], ...] = ((spec.agent_venv, spec.agent_requirements),) if spec.agent_venv else ()
+    venvs: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ((spec.agent_venv, spec.agent_requirements),) if spec.agent_venv else ()
+    )
     venvs += ((env_mount, spec.code_requirements),)
     print(f"  [rootfs] {', '.join(v for v, _ in venvs)}: Python packages with uv ...", file=sys.stderr)
     script = f"""
