@@ -1,10 +1,12 @@
-"""The four scaffolds side by side (issue 22, performance): each one's own time and tokens per step,
-outside the model call, and its environment's build time and size.
+"""The six scaffolds side by side (issue 22, issue 31 §4, performance): each one's own time and tokens per
+step, outside the model call, and its environment's build time and size.
 
-    OMP_NUM_THREADS=1 python benchmarks/scaffolds.py [--steps 8] [--out benchmarks/scaffolds.md]
+    OMP_NUM_THREADS=1 python benchmarks/scaffolds.py [--steps 8] [--agent NAME ...] [--out benchmarks/scaffolds.md]
 
-One command runs them all, the way a researcher would (``podium run --agent aide --agent mlab --agent
-openhands --agent search --model scripted-1``, bwrap, practice-wine), against the scripted model server
+One command runs them all (or the ``--agent``s named), the way a researcher would (``podium run --agent aide
+--agent mlab --agent openhands --agent search --agent claude-code --agent codex --model scripted-1``, bwrap,
+practice-wine; ``PODIUM_ENV_DIR`` must hold, or will build, every environment they name), against the
+scripted model server
 (:class:`podium.testing.ScriptedLLM`), whose answers are immediate; each scaffold's steps run a trivial
 script (it copies the sample submission). Per scaffold, from its run's record, ``llm_calls.jsonl`` and
 journal:
@@ -32,9 +34,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from podium.testing import Reply, ScriptedLLM, ToolCall, research_step  # noqa: E402
+from podium.testing import Reply, ScriptedLLM, Shell, ToolCall, research_step  # noqa: E402
 
-AGENTS = ("aide", "mlab", "openhands", "search")
+AGENTS = ("aide", "mlab", "openhands", "search", "claude-code", "codex")
+#: The shell tool that tells a coding agent apart: Claude Code's, Codex's.
+SHELLS = {"Bash": "claude-code", "exec_command": "codex", "shell": "codex", "shell_command": "codex"}
 COMP = "practice-wine"
 CODE = """\
 import os, shutil
@@ -63,7 +67,17 @@ class Model:
     def __call__(self, request: dict[str, Any]) -> Any:
         body = request["body"]
         tools = [t.get("function", t).get("name") for t in body.get("tools") or []]
-        prompt = str(body["messages"][-1].get("content"))
+        prompt = str((body.get("messages") or body.get("input") or [{}])[-1].get("content"))
+        coding = next((SHELLS[t] for t in tools if t in SHELLS), None)
+        if coding is not None:  # Claude Code, Codex: one command a turn through their shell tool
+            turn = self._turn(coding)
+            if turn == 1:
+                return Shell(f"mkdir -p /home/code && cat > /home/code/s.py <<'EOF'\n{CODE}EOF")(request)
+            if turn <= self.steps:
+                return Shell(
+                    f"cd /home/code && python s.py && cp submission.csv /home/submission/ && echo turn {turn}"
+                )(request)
+            return Reply("done")
         if "terminal" in tools:  # OpenHands
             turn = self._turn("openhands")
             if turn == 1:
@@ -118,7 +132,7 @@ def _with_step_limit(agent: str, steps: int, base: Path) -> Path:
     from podium.agents import BUILTIN
 
     folder = base / agent
-    shutil.copytree(BUILTIN / agent, folder)
+    shutil.copytree(BUILTIN / agent.replace("-", "_"), folder)
     spec = yaml.safe_load((folder / "agent.yaml").read_text())
     spec["env"] = {**(spec.get("env") or {}), "STEP_LIMIT": str(steps), "SEARCH_STEPS": str(steps),
                    "SEARCH_DRAFTS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
@@ -129,6 +143,7 @@ def _with_step_limit(agent: str, steps: int, base: Path) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--agent", action="append", choices=AGENTS, help="measure these (default: all six)")
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/podium-bench-practice"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "scaffolds.md")
     args = parser.parse_args()
@@ -139,8 +154,9 @@ def main() -> int:
         from podium.data.prepare import prepare_competition
 
         prepare_competition(registry.get(COMP), args.data_dir)
-    env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "PYTHONPATH": str(ROOT / "src")}
-    folders = [_with_step_limit(agent, args.steps, runs.with_name(runs.name + "-agents")) for agent in AGENTS]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ANTHROPIC_API_KEY": "sk-bench", "PYTHONPATH": str(ROOT / "src")}
+    agents = tuple(args.agent or AGENTS)
+    folders = [_with_step_limit(agent, args.steps, runs.with_name(runs.name + "-agents")) for agent in agents]
     with ScriptedLLM([Model(args.steps)] * 400) as model:
         command = [sys.executable, "-m", "podium", "run", *[a for folder in folders for a in ("--agent", str(folder))],
                    "--competitions", COMP, "--model", "scripted-1", "--base-url", model.base_url,
@@ -151,7 +167,7 @@ def main() -> int:
     if result.returncode != 0:
         print(result.stdout[-3000:], result.stderr[-3000:], file=sys.stderr)
     rows = []
-    for agent in AGENTS:
+    for agent in agents:
         run = runs / f"default-{agent}" / COMP / "0"
         record = json.loads((run / "record.json").read_text())
         calls = [json.loads(line) for line in (run / "llm_calls.jsonl").read_text().splitlines() if line.strip()]
@@ -168,17 +184,18 @@ def main() -> int:
             f"{tokens_in:.0f} | {tokens_out:.0f} | {(record.get('environment') or {}).get('name', 'host')} | "
             f"{built} | {size} | {'yes' if record['grade']['valid_submission'] else 'no'} |"
         )
+    named = "".join(f" --agent {a}" for a in agents) if args.agent else ""
     text = (
-        "# The four scaffolds side by side\n\n"
-        f"`OMP_NUM_THREADS=1 python benchmarks/scaffolds.py --steps {args.steps}` (one `podium run` with four "
-        f"`--agent`s, bwrap, {COMP}, the scripted model answering at once; {took:.0f} s in all)\n\n"
+        f"# The scaffolds side by side\n\n`OMP_NUM_THREADS=1 python benchmarks/scaffolds.py --steps {args.steps}{named}` "
+        f"(one `podium run` with {len(agents)} `--agent`s, bwrap, {COMP}, the scripted model answering at once; "
+        f"{took:.0f} s in all)\n\n"
         "| scaffold | steps | model calls | agent wall s | startup s | own s per step | input tokens per step | "
         "output tokens per step | environment | env build s | env MiB | valid |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
     )
     # the table a researcher gets from that one command: `podium report` across the four groups
     table = result.stdout[result.stdout.rfind("# ") :] if "# " in result.stdout else result.stdout[-4000:]
-    text += "\n## What the command printed at the end (the report across the four groups)\n\n```\n" + table.strip()
+    text += "\n## What the command printed at the end (the report across the groups)\n\n```\n" + table.strip()
     text += "\n```\n"
     args.out.write_text(text, encoding="utf-8")
     print(text)

@@ -149,6 +149,11 @@ class RunPaths:
         return self.root / "validation_calls.jsonl"
 
     @property
+    def holdout_log(self) -> Path:
+        """The hold-out scorer's calls (``/home/score_holdout.py``), apart from the validation calls."""
+        return self.root / "holdout_calls.jsonl"
+
+    @property
     def llm_log(self) -> Path:
         return self.root / "llm_calls.jsonl"
 

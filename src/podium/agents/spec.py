@@ -150,8 +150,10 @@ def load_agent_folder(name_or_path: str) -> AgentSpec:
     folder = path.parent if path.name == "agent.yaml" else path
     if not (folder / "agent.yaml").is_file():
         builtin = BUILTIN / name_or_path
+        if not (builtin / "agent.yaml").is_file():  # a built-in's folder is its name as a Python name
+            builtin = BUILTIN / name_or_path.replace("-", "_")
         if not (builtin / "agent.yaml").is_file():
-            names = sorted(p.name for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
+            names = sorted(p.name.replace("_", "-") for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
             close = difflib.get_close_matches(name_or_path, names, n=2)
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             raise UsageError(

@@ -80,6 +80,20 @@ def _chunks(path: Path, limit: int | None, single_link: bool = False) -> Iterato
     return read()
 
 
+def _logged_calls(path: Path) -> tuple[Mapping[str, Any], ...]:
+    """The JSON objects of a service's log (one a line; a line that is not one is left out), read bounded."""
+    data = read_bounded(path, _MAX_RECORD, single_link=True)
+    calls: list[Mapping[str, Any]] = []
+    for line in (data or b"").decode("utf-8", "replace").splitlines():
+        try:
+            call = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(call, dict):
+            calls.append(call)
+    return tuple(calls)
+
+
 def read_bounded(path: Path, limit: int = MAX_READ, *, single_link: bool = False) -> bytes | None:
     """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one, and
     with ``single_link`` for a file with more than one hard link."""
@@ -222,16 +236,12 @@ class AuditContext:
         """Every call the run made to the validation endpoint, as the endpoint logged it."""
         if self.record is not None and self.record.validation_calls:
             return tuple(c for c in self.record.validation_calls if isinstance(c, dict))
-        data = read_bounded(self.paths.validation_log, _MAX_RECORD, single_link=True)
-        calls: list[Mapping[str, Any]] = []
-        for line in (data or b"").decode("utf-8", "replace").splitlines():
-            try:
-                call = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(call, dict):
-                calls.append(call)
-        return tuple(calls)
+        return _logged_calls(self.paths.validation_log)
+
+    @cached_property
+    def holdout_calls(self) -> tuple[Mapping[str, Any], ...]:
+        """Every call the run made to the hold-out scorer (its own predictions against its own labels)."""
+        return _logged_calls(self.paths.holdout_log)
 
     # -- what the agent left --------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ where a part fails:
 1. the private answers were never mounted: no mount the record lists (``isolation.mounts``) is the
    answers folder, inside it or above it;
 2. the validation endpoint never gave a score: the number of calls, every logged answer a format
-   verdict only;
+   verdict only; the hold-out scorer's calls (``holdout_calls.jsonl``: the agent's own predictions
+   scored against its own labels, never the test set) are counted apart, in a note of their own;
 3. no network but the proxy: what the sandbox observed inside the agent's network namespace at start
    (``isolation.network_observed``: its interfaces and routes, taken by the sandbox or, on a cluster,
    by the node) is loopback only, and the only sockets are the validation endpoint's and podium's LLM
@@ -102,6 +103,15 @@ def _validation_part(ctx: AuditContext) -> tuple[Flag, Flag | None]:
         )
         return _note("validation: NOT format-only", figures), flag
     return _note(f"validation: {len(calls)} calls, all format-only (no score returned)", figures), None
+
+
+def _holdout_part(ctx: AuditContext) -> Flag:
+    """The hold-out scorer's calls, counted apart from validation: scores of the agent's labels, not of the test set."""
+    calls = ctx.holdout_calls
+    scored = sum(1 for c in calls if c.get("verdict") == "scored")
+    figures = {"holdout_calls": len(calls), "holdout_scored": scored}
+    return _note(f"hold-out scorer: {len(calls)} calls, {scored} scored (the agent's own labels, never the test set)",
+                 figures)  # fmt: skip
 
 
 def network_problems(observed: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -203,7 +213,7 @@ class IntegrityCheck:
     """``integrity``: the records' statement that the run saw no test signal."""
 
     name = "integrity"
-    version = "2"
+    version = "3"
 
     def skip_reason(self, ctx: AuditContext) -> str | None:
         return None if ctx.record is not None else "no readable record.json"
@@ -213,6 +223,7 @@ class IntegrityCheck:
         files = _scaffold_files(found.path) if found.path else ()
         scaffold = "|".join(f"{p}:{ctx.fingerprint(p)}" for p in files)
         parts = [str(ctx.record_sha256), str(ctx.sha256(ctx.paths.validation_log)), found.how, scaffold]
+        parts.append(str(ctx.sha256(ctx.paths.holdout_log)))
         parts += ctx.hard_links()
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -245,6 +256,7 @@ class IntegrityCheck:
         statement, flag = _validation_part(ctx)
         notes.append(statement)
         flags += [flag] if flag else []
+        notes.append(_holdout_part(ctx))
         statement, scaffold_flags, scaffold_backed = _scaffold_part(ctx)
         notes.append(statement)
         flags += scaffold_flags

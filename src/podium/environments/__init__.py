@@ -64,7 +64,7 @@ __all__ = [
 #: Where an environment is mounted inside every sandbox.
 ENV_MOUNT = "/opt/podium/env"
 #: The profiles shipped with podium.
-PROFILES = ("minimal", "standard", "openhands")
+PROFILES = ("minimal", "standard", "openhands", "coding-agents")
 _RECORD = "podium-env.json"
 _PROFILE_DIR = Path(str(resources.files("podium") / "environments" / "profiles"))
 
@@ -84,6 +84,8 @@ class Profile:
         filesystem: its suite, packages and pins, and the machine)."""
         if self.rootfs is not None:
             spec = {**asdict(self.rootfs), "machine": platform.machine(), "format": 1}
+            if not self.rootfs.npm_prefix:  # a profile without Node packages keeps the digest it had before them
+                del spec["npm_prefix"], spec["npm_packages"]
             return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
         key = {
             "requirements": sorted(self.requirements),

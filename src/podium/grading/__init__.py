@@ -8,6 +8,8 @@
   :mod:`~podium.grading.validator` gives the check's verdict against the sample submission only;
 - :mod:`~podium.grading.isolated` does either in a child process with memory and time caps (what
   ``podium run`` and the validation endpoint use on an agent's files);
+- :mod:`~podium.grading.holdout` scores an agent's predictions against its own labels with the competition's
+  metric and checks (the in-sandbox hold-out scorer);
 - :mod:`~podium.grading.jsonl` grades MLE-bench's submission lists (``podium example``, which grades generated
   submissions of every competition, sits above with the fixtures: :mod:`podium.example`).
 
@@ -31,7 +33,8 @@ from podium.grading.grader import (
     submission_size_cap,
     unscored_report,
 )
-from podium.grading.isolated import Limits, grade_isolated, validate_isolated
+from podium.grading.holdout import HoldoutScore, score_holdout
+from podium.grading.isolated import Limits, grade_isolated, score_holdout_isolated, validate_isolated
 from podium.grading.jsonl import grade_jsonl, read_submission_list, summarise
 from podium.grading.table import Frame, read_csv, write_csv
 from podium.grading.validator import validate, validate_file
@@ -42,6 +45,7 @@ __all__ = [
     "CheckedSubmission",
     "Frame",
     "GradeReport",
+    "HoldoutScore",
     "Limits",
     "NoSubmissionError",
     "SubmissionFile",
@@ -62,6 +66,8 @@ __all__ = [
     "read_submission",
     "read_submission_list",
     "score_frames",
+    "score_holdout",
+    "score_holdout_isolated",
     "size_cap",
     "submission_size_cap",
     "summarise",

@@ -39,6 +39,7 @@ from podium.competition import Competition
 from podium.errors import HarnessError, InvalidSubmissionError
 from podium.grading.files import NoSubmissionError, SubmissionFile, open_submission
 from podium.grading.grader import answers_path, submission_size_cap, unscored_report
+from podium.grading.holdout import HoldoutScore
 from podium.paths import default_data_dir
 from podium.records import GradeReport, ValidationResult
 
@@ -48,6 +49,7 @@ __all__ = [
     "Limits",
     "default_memory_bytes",
     "grade_isolated",
+    "score_holdout_isolated",
     "validate_isolated",
 ]
 
@@ -157,7 +159,21 @@ def validate_isolated(
     return ValidationResult(**outcome["result"])
 
 
-def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits) -> dict[str, Any]:
+def score_holdout_isolated(
+    competition: Competition, predictions: SubmissionFile, labels: SubmissionFile, *, limits: Limits | None = None
+) -> HoldoutScore:
+    """:func:`podium.grading.holdout.score_holdout` on two opened files, in a child process with bounded memory
+    and time (what the validation endpoint's hold-out scorer runs)."""
+    limits = limits or Limits.default(VALIDATION_TIMEOUT_S)
+    job = {"task": "holdout", "competition": competition.ref, "labels": [labels.fd, labels.path, labels.size]}
+    outcome = _run(job, predictions, limits, extra_fds=(labels.fd,))
+    if outcome["kind"] in ("memory", "timeout"):
+        error = _over(limits, outcome, "scoring")
+        return HoldoutScore(False, None, error, competition.metric.name, competition.higher_is_better)
+    return HoldoutScore(**outcome["result"])
+
+
+def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits, extra_fds: tuple[int, ...] = ()) -> dict[str, Any]:
     """Run one job in a child; returns its outcome, or raises HarnessError."""
     job = {**job, "fd": file.fd, "path": file.path, "size": file.size, "memory_bytes": limits.memory_bytes}
     env = dict(os.environ)
@@ -170,7 +186,7 @@ def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits) -> dict[str,
             stdin=subprocess.PIPE,
             stdout=out,
             stderr=err,
-            pass_fds=(file.fd,),
+            pass_fds=(file.fd, *extra_fds),
             env=env,
         )
         try:
@@ -243,6 +259,11 @@ def _work(job: dict[str, Any]) -> dict[str, Any]:
         from podium.grading.grader import grade_file
 
         return {"kind": "report", "report": grade_file(competition, file, Path(job["data_dir"])).to_dict()}
+    if job["task"] == "holdout":
+        from podium.grading.holdout import score_holdout
+
+        labels = SubmissionFile(*job["labels"])
+        return {"kind": "result", "result": score_holdout(competition, file, labels).to_dict()}
     from podium.grading.validator import validate_file
 
     return {"kind": "result", "result": validate_file(competition, file, job["sample"]).to_dict()}

@@ -243,6 +243,8 @@ def _sandboxed(
         Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
         Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
         Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
+        Mount(sandbox_file("score_holdout.py"), "/home/score_holdout.py"),
+        Mount(sandbox_file("podium_journal.py"), "/home/podium_journal.py"),
         Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
     ]
     if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt
@@ -265,7 +267,9 @@ def _sandboxed(
     llm_summary = None
     try:
         with contextlib.ExitStack() as stack:
-            server = stack.enter_context(ValidationServer(competition, sample, socket, run.validation_log))
+            server = stack.enter_context(
+                ValidationServer(competition, sample, socket, run.validation_log, holdout_log=run.holdout_log)
+            )
             proxy = None
             if llm is not None:
                 proxy = stack.enter_context(

@@ -1,6 +1,7 @@
 """A run's services: what the sandboxed agent reaches, each on a Unix socket mounted into the sandbox.
 
-- :class:`ValidationServer` (``/home/validate.sock``): the format check of a submission, never a score;
+- :class:`ValidationServer` (``/home/validate.sock``): the format check of a submission, never a score; and
+  the hold-out scorer (the agent's own predictions against its own labels, logged apart);
 - :class:`LLMProxy` (``/home/llm.sock``): the agent's model calls, to one provider, with podium's key,
   within the run's budget.
 
@@ -8,8 +9,10 @@ The agent's side of each is a file shipped in ``podium/sandbox_files`` and mount
 (:func:`sandbox_file`): ``validate_submission.py`` and its ``.sh`` wrapper; ``llm_bridge.py``,
 which relays the sandbox's own loopback to the proxy's socket for SDKs that speak only TCP; and
 ``podium_submission.py``, which agents may import to validate and place their submission atomically;
-and ``podium_llm.py`` (with an ``llm:`` section), a standard-library model client for the proxy that
-podium's own agents (``search``, ``mlab``) share.
+``podium_llm.py`` (with an ``llm:`` section), a standard-library model client for the proxy that
+podium's own agents (``search``, ``mlab``) share; ``score_holdout.py``, the hold-out scorer's client; and
+``podium_journal.py``, which runs a command-line agent that prints JSON events (Claude Code, Codex) under
+its time limit and keeps ``journal.jsonl`` from them.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ SANDBOX_FILES = (
     "llm_bridge.py",
     "podium_submission.py",
     "podium_llm.py",
+    "score_holdout.py",
+    "podium_journal.py",
 )
 
 

@@ -26,8 +26,17 @@ otherwise), streamed into a private folder under ``body_dir`` (the run's own fol
 the folder of ``log_path``, never the harness's ``/tmp``), and checked in a child process with
 bounded memory and time (:func:`podium.grading.isolated.validate_isolated`), as grading checks it.
 
-The agent's side is ``sandbox_files/validate_submission.py`` (and its ``.sh`` wrapper), found with
-:func:`podium.services.sandbox_file`.
+``POST /score-holdout`` (offered when the server is given ``holdout_log``) is the hold-out scorer: the
+body is the agent's predictions followed by its labels (``X-Predictions-Bytes`` says where the labels
+begin), each bounded like a submission, and the answer is the score podium's grader gives those
+predictions against those labels (:mod:`podium.grading.holdout`), or why there is none. It has a slot and a
+rate limit of its own, as ``/validate`` has (a call answered while another runs is refused 429), so
+scoring never delays a validation; each call is one line of
+``holdout_log``, apart from the validation log (the audit's integrity statement counts them apart),
+with both files' digests.
+
+The agent's side is ``sandbox_files/validate_submission.py`` (and its ``.sh`` wrapper) and
+``sandbox_files/score_holdout.py``, found with :func:`podium.services.sandbox_file`.
 """
 
 from __future__ import annotations
@@ -51,14 +60,16 @@ from typing import Any
 from podium.competition import Competition
 from podium.errors import InvalidSubmissionError
 from podium.grading.files import SubmissionFile, size_cap
-from podium.grading.isolated import Limits, validate_isolated
+from podium.grading.isolated import Limits, score_holdout_isolated, validate_isolated
 from podium.services._http import UnixService, send_json
 from podium.services.digest import body_digest
 
-__all__ = ["NAME_HEADER", "ValidationServer"]
+__all__ = ["NAME_HEADER", "PREDICTIONS_HEADER", "ValidationServer"]
 
 #: Header by which the client passes the submission's file name, so the ``.csv`` rule still applies.
 NAME_HEADER = "X-Submission-Name"
+#: Header by which the hold-out scorer's client says how many bytes of the body are the predictions.
+PREDICTIONS_HEADER = "X-Predictions-Bytes"
 _CHUNK = 1 << 20
 
 
@@ -96,10 +107,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(404, {"error": f"no such endpoint {self.path!r}; use POST /validate or GET /health"})
 
     def do_POST(self) -> None:
+        owner = self.server.owner
+        if self.path == "/score-holdout" and owner.holdout_log is not None:
+            owner._handle_holdout(self)
+            return
         if self.path != "/validate":
             self._reply(404, {"error": f"no such endpoint {self.path!r}; use POST /validate"})
             return
-        self.server.owner._handle_validate(self)
+        owner._handle_validate(self)
 
     def do_PUT(self) -> None:
         self._reply(405, {"error": "use POST /validate or GET /health"})
@@ -124,8 +139,10 @@ class ValidationServer(UnixService):
         max_body_bytes: int | None = None,
         body_dir: Path | None = None,
         limits: Limits | None = None,
+        holdout_log: Path | None = None,
     ) -> None:
         super().__init__(socket_path)
+        self.holdout_log = Path(holdout_log) if holdout_log is not None else None
         self.competition = competition
         self.sample_submission = Path(sample_submission)
         self.log_path = Path(log_path)
@@ -136,16 +153,18 @@ class ValidationServer(UnixService):
         self.body_dir = Path(body_dir) if body_dir is not None else self.log_path.parent
         self.limits = limits
         self._tmp: Path | None = None
-        self._lock = threading.Lock()  # guards _busy and _last_end
+        self._lock = threading.Lock()  # guards _busy and _last_end (by endpoint: validation, the hold-out scorer)
         self._log_lock = threading.Lock()
-        self._busy = False
-        self._last_end: float | None = None
+        self._busy: set[str] = set()
+        self._last_end: dict[str, float] = {}
         self._digests = 0  # bodies digested so far (guarded by _lock)
         self._refused_bodies = threading.BoundedSemaphore(_REFUSED_AT_ONCE)
 
     def _open(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path.touch()
+        if self.holdout_log is not None:
+            self.holdout_log.touch()
         self.body_dir.mkdir(parents=True, exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(prefix=".validation-", dir=self.body_dir))  # mode 0700
 
@@ -165,30 +184,41 @@ class ValidationServer(UnixService):
             lines = self.log_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
-    def _log(self, record: dict[str, Any]) -> None:
+    def _log(self, record: dict[str, Any], path: Path | None = None) -> None:
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._log_lock, self.log_path.open("a", encoding="utf-8") as fh:
+        with self._log_lock, (path or self.log_path).open("a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
 
+    @property
+    def holdout_calls(self) -> list[dict[str, Any]]:
+        """Every ``/score-holdout`` call so far, oldest first, as logged."""
+        if self.holdout_log is None or not self.holdout_log.exists():
+            return []
+        with self._log_lock:
+            lines = self.holdout_log.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
     # -- one call -------------------------------------------------------------------------------
 
-    def _acquire(self) -> tuple[float, str] | None:
+    def _acquire(self, endpoint: str = "validate") -> tuple[float, str] | None:
         """Take the validation slot; else return (seconds to wait before retrying, why)."""
         now = time.monotonic()
         with self._lock:
-            if self._busy:
+            if endpoint in self._busy:
                 return max(self.min_interval_s, 1.0), "another validation is still running"
-            if self._last_end is not None and now - self._last_end < self.min_interval_s:
-                why = f"validation may be called at most once every {self.min_interval_s:g} s"
-                return self.min_interval_s - (now - self._last_end), why
-            self._busy = True
+            last = self._last_end.get(endpoint)
+            if last is not None and now - last < self.min_interval_s:
+                what = "validation" if endpoint == "validate" else "the hold-out scorer"
+                why = f"{what} may be called at most once every {self.min_interval_s:g} s"
+                return self.min_interval_s - (now - last), why
+            self._busy.add(endpoint)
             return None
 
-    def _release(self) -> None:
+    def _release(self, endpoint: str = "validate") -> None:
         with self._lock:
-            self._busy = False
-            self._last_end = time.monotonic()
+            self._busy.discard(endpoint)
+            self._last_end[endpoint] = time.monotonic()
 
     def _handle_validate(self, handler: _Handler) -> None:
         """One ``/validate`` call: the body is the CSV (podium's clients), or a multipart form whose
@@ -232,15 +262,7 @@ class ValidationServer(UnixService):
         path = Path(tempfile.mkdtemp(dir=self._tmp)) / name  # private: mode 0700
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            received = 0
-            while received < length:
-                chunk = handler.rfile.read(min(_CHUNK, length - received))
-                if not chunk:
-                    break
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view) :]
-                received += len(chunk)
+            received = _copy_body(handler, fd, length)
             if received < length:
                 call.finish(400, {"error": f"the body ended after {received} of {length} bytes"})
                 return
@@ -298,6 +320,61 @@ class ValidationServer(UnixService):
                 payload["result"] = "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
             call.finish(200, payload, "valid" if result.valid else "invalid")
 
+    # -- the hold-out scorer --------------------------------------------------------------------
+
+    def _handle_holdout(self, handler: _Handler) -> None:
+        """One ``/score-holdout`` call: predictions then labels in one body, split at ``X-Predictions-Bytes``."""
+        assert self.holdout_log is not None and self._tmp is not None
+        call = _Call(handler, lambda record: self._log(record, self.holdout_log))
+        try:
+            length = int(handler.headers.get("Content-Length", ""))
+            first = int(handler.headers.get(PREDICTIONS_HEADER, ""))
+        except ValueError:
+            call.finish(400, {"error": f"send both files as the body, with Content-Length and {PREDICTIONS_HEADER}"})
+            return
+        call.record["body_bytes"] = length
+        if not 0 <= first <= length or first > self.max_body_bytes or length - first > self.max_body_bytes:
+            message = (f"each file may have at most {self.max_body_bytes} bytes (predictions: {first}, labels: "
+                       f"{length - first}), as a submission")  # fmt: skip
+            call.finish(413 if first >= 0 and length >= first else 400, {"error": message})
+            return
+        refused = self._acquire("score-holdout")
+        if refused is not None:
+            wait = round(max(refused[0], 0.0), 3)
+            message = f"rate limited: {refused[1]}; retry in {wait:g} s"
+            call.finish(429, {"error": message, "retry_after_s": wait}, "rate-limited",
+                        headers={"Retry-After": str(int(wait) + 1)})  # fmt: skip
+            return  # the body is left unread: the connection closes
+        folder = Path(tempfile.mkdtemp(dir=self._tmp))  # private: mode 0700
+        files: list[SubmissionFile] = []
+        try:
+            for part, size in (("predictions", first), ("labels", length - first)):
+                name = _file_name(handler.headers.get(f"X-{part.capitalize()}-Name"))
+                flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                files.append(SubmissionFile(os.open(folder / f"{part}-{name}", flags, 0o600), name, size))
+                if _copy_body(handler, files[-1].fd, size) < size:
+                    call.finish(400, {"error": f"the body ended inside the {part}"})
+                    return
+                call.record[part] = body_digest(files[-1].fd, size)
+            self._score(call, files[0], files[1])
+        finally:
+            for file in files:
+                file.close()
+            shutil.rmtree(folder, ignore_errors=True)
+            self._release("score-holdout")
+
+    def _score(self, call: _Call, predictions: SubmissionFile, labels: SubmissionFile) -> None:
+        try:
+            result = score_holdout_isolated(self.competition, predictions, labels, limits=self.limits)
+        except Exception as exc:  # a podium bug: never the agent's fault
+            message = (f"harness error: the hold-out scorer failed ({type(exc).__name__}: {exc}). This is a bug in "
+                       "podium, not a problem with your files")  # fmt: skip
+            call.finish(500, {"error": message}, traceback="".join(traceback.format_exception(exc)).strip())
+            return
+        payload = result.to_dict()
+        call.record["score"] = result.score
+        call.finish(200, payload, "scored" if result.score is not None else "not-scored")
+
 
 #: The most calls of one run whose body's row sketch is logged (each line grows by about 600 bytes).
 _MAX_DIGESTS = 5000
@@ -305,6 +382,20 @@ _MAX_DIGESTS = 5000
 _REFUSED_AT_ONCE = 2
 #: What a multipart form may add to the submission's bytes (boundaries and part headers).
 _FORM_OVERHEAD = 64 << 10
+
+
+def _copy_body(handler: BaseHTTPRequestHandler, fd: int, size: int) -> int:
+    """Copy the next ``size`` bytes of the request's body into ``fd``; the bytes copied."""
+    received = 0
+    while received < size:
+        chunk = handler.rfile.read(min(_CHUNK, size - received))
+        if not chunk:
+            break
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view) :]
+        received += len(chunk)
+    return received
 
 
 def _is_form(handler: BaseHTTPRequestHandler) -> bool:
