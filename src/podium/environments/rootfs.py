@@ -203,8 +203,10 @@ def build_rootfs(spec: RootfsSpec, staging: Path, env_mount: str) -> tuple[str, 
     for venv, _ in venvs:
         script += f"/tmp/uv/bin/uv pip freeze --python {venv}/bin/python | sed 's|^|{venv} |'\n"
     if spec.npm_prefix:  # every installed Node package, dependencies (the platform binaries) too
+        # one line a package, `PATH:NAME@VERSION` (an aliased platform binary: `NAME@npm:REAL@VERSION`), the prefix's
+        # own root (`PREFIX/lib:lib@`) left out
         script += (f"npm ls --global --prefix {spec.npm_prefix} --all --parseable --long 2>/dev/null "
-                   f"| sed -n 's|^[^:]*:\\([^:]*\\).*|{spec.npm_prefix} \\1|p'\n")  # fmt: skip
+                   f"| sed -n -e '\\|^{spec.npm_prefix}/lib:|d' -e 's|^[^:]*:\\(.*\\)$|{spec.npm_prefix} \\1|p'\n")  # fmt: skip
     script += "dpkg-query -W -f 'deb ${Package}=${Version}\\n'\n"
     out = _inside(rootfs, script, log)
     kept = ("deb ", *(f"{v} " for v, _ in venvs), *((f"{spec.npm_prefix} ",) if spec.npm_prefix else ()))
