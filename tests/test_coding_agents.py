@@ -241,6 +241,19 @@ class Session:
 
 
 @pytest.mark.rootfs
+def test_the_environments_lock_names_every_node_package_with_its_version() -> None:
+    """The lock (podium-env.json) lists each npm package the build installed, the platform binaries too, as
+    NAME@VERSION under the prefix, and nothing else there (the prefix's own root once came out as `lib@`)."""
+    found = find(load_profile("coding-agents"), _env_dir())
+    assert found is not None
+    lock = json.loads((found.path / "podium-env.json").read_text())["lock"]
+    node = [line.split(" ", 1)[1] for line in lock if line.startswith("/opt/coding-agents ")]
+    assert "@anthropic-ai/claude-code@2.1.332" in node and "@openai/codex@0.171.0" in node, node
+    assert any(re.fullmatch(r"@openai/codex-linux-[a-z0-9]+@npm:@openai/codex@0\.171\.0-linux-\w+", p) for p in node)
+    assert all(re.fullmatch(r"@?[\w./-]+@(npm:@?[\w./-]+@)?\d+\.\d+\.\d+[\w.-]*", p) for p in node), node
+
+
+@pytest.mark.rootfs
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_the_agent_debugs_a_crash_to_a_graded_submission(
     name: str, tmp_path: Path, practice: Path, monkeypatch: pytest.MonkeyPatch
