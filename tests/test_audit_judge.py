@@ -149,7 +149,7 @@ def test_a_yes_is_flagged_with_evidence_found_in_the_logs(tmp_path: Path) -> Non
     result = audit["results"][0]
     assert result["inputs"]["model"] == "judge-1" and result["inputs"]["verdict.hand_labels"] == "yes"
     assert result["inputs"]["prompt.hand_labels"] == QUESTIONS[0].text and len(result["inputs"]["prompts_sha256"]) == 64
-    assert int(result["inputs"]["input_tokens"]) > 0 and result["inputs"]["calls"] == "3"
+    assert int(result["inputs"]["input_tokens"]) > 0 and result["inputs"]["calls"] == 3
     logged = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()]
     assert len(logged) == 3 and all(entry["status"] == 200 for entry in logged)
 
@@ -163,7 +163,7 @@ def test_all_no_is_clean_and_a_rerun_costs_nothing(tmp_path: Path) -> None:
         assert len(model.requests) == 3  # the second audit asked nothing
     assert again["results"] == audit["results"]
     inputs = audit["results"][0]["inputs"]
-    assert inputs["unread_bytes"] == "0" and inputs["chunks_judged"] == "1"
+    assert inputs["unread_bytes"] == 0 and inputs["chunks_judged"] == 1
 
 
 def test_the_code_is_judged_with_its_file_and_line(tmp_path: Path) -> None:
@@ -274,7 +274,7 @@ def test_material_left_unread_is_unclear_and_named(tmp_path: Path) -> None:
     (note,) = [f for f in audit["flags"] if "left unread" in f["reason"]]
     assert "after 2 part(s)" in note["reason"] and "logs/0000-progress.log (" in note["reason"]
     inputs = audit["results"][0]["inputs"]
-    assert int(inputs["unread_bytes"]) > 700_000 and inputs["chunks_judged"] == "2"
+    assert inputs["unread_bytes"] > 700_000 and inputs["chunks_judged"] == 2
 
 
 def test_the_logs_are_streamed_not_held(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ def test_empty_material_is_unclear_with_no_call(tmp_path: Path) -> None:
         assert model.requests == []
     assert audit["verdict"] == "unclear"
     assert any("nothing to judge" in f["reason"] for f in audit["flags"])
-    assert audit["results"][0]["inputs"]["calls"] == "0"
+    assert audit["results"][0]["inputs"]["calls"] == 0
 
 
 # -- the transcript ------------------------------------------------------------------------------------
@@ -321,7 +321,7 @@ def test_the_transcript_is_read_first_and_each_message_once(tmp_path: Path) -> N
                  "[error] podium llm proxy: token budget spent", "[5 message(s) shown earlier"):  # fmt: skip
         assert said in asked
     inputs = audit["results"][0]["inputs"]
-    assert inputs["transcript_calls"] == "7" and int(inputs["repeated_messages"]) >= 9
+    assert inputs["transcript_calls"] == 7 and inputs["repeated_messages"] >= 9
 
 
 def test_a_transcript_short_of_the_recorded_calls_is_unclear(tmp_path: Path) -> None:

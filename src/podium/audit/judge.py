@@ -40,7 +40,7 @@ from podium.audit.context import AuditContext
 from podium.audit.judge_client import JudgeBudgetSpent, JudgeClient, JudgeError, judge_session, require_key
 from podium.audit.judge_material import CHUNK_CHARS, MAX_CHUNKS, TRANSCRIPT, Chunk, Material, material_digest
 from podium.audit.registry import register_check
-from podium.audit.types import CheckResult, Evidence, Flag, Verdict
+from podium.audit.types import CheckResult, Evidence, Figure, Flag, Verdict
 from podium.errors import UsageError
 
 __all__ = [
@@ -257,13 +257,13 @@ class JudgeCheck:
         answer_tokens, max_chunks = self._limits(ctx)
         require_key(config)  # first: a missing key is the harness's, never a verdict
         material = Material(ctx, CHUNK_CHARS, max_chunks)
-        inputs = {
+        inputs: dict[str, str | Figure] = {
             "model": config.models[0],
             "provider": config.provider.name,
             "base_url": config.provider.base_url,
-            "temperature": "0",
-            "chunk_chars": str(CHUNK_CHARS),
-            "max_chunks": str(max_chunks),
+            "temperature": 0,
+            "chunk_chars": CHUNK_CHARS,
+            "max_chunks": max_chunks,
             "prompts_sha256": _prompts_digest(),
             "system_prompt": SYSTEM,
             **{f"prompt.{q.id}": q.text for q in QUESTIONS},
@@ -276,25 +276,27 @@ class JudgeCheck:
                 session.ask(client, chain([first], chunks))
                 summary = proxy.summary()
             inputs.update(
-                input_tokens=str(summary["input_tokens"]),
-                output_tokens=str(summary["output_tokens"]),
-                calls=str(summary["calls"]),
-                cost_usd="" if summary["cost_usd"] is None else str(summary["cost_usd"]),
+                input_tokens=summary["input_tokens"],
+                output_tokens=summary["output_tokens"],
+                calls=summary["calls"],
+                cost_usd="unpriced" if summary["cost_usd"] is None else summary["cost_usd"],
             )
         else:
-            inputs.update(input_tokens="0", output_tokens="0", calls="0", cost_usd="0")
+            inputs.update(input_tokens=0, output_tokens=0, calls=0, cost_usd=0.0)
         chunks.close()
         return self._result(material, session, first is None, inputs)
 
-    def _result(self, material: Material, session: _Session, empty: bool, inputs: dict[str, str]) -> CheckResult:
+    def _result(
+        self, material: Material, session: _Session, empty: bool, inputs: dict[str, str | Figure]
+    ) -> CheckResult:
         unread = material.unread()
         total = sum(s.size for s in material.sources())
         inputs.update(
-            chunks_judged=str(material.chunks_given),
-            material_bytes=str(total),
-            unread_bytes=str(sum(n for _, n in unread)),
-            transcript_calls=str(material.transcript_calls),
-            repeated_messages=str(material.repeated_messages),
+            chunks_judged=material.chunks_given,
+            material_bytes=total,
+            unread_bytes=sum(n for _, n in unread),
+            transcript_calls=material.transcript_calls,
+            repeated_messages=material.repeated_messages,
         )
         flags: list[Flag] = []
         for judged in session.judged:
@@ -321,11 +323,11 @@ class JudgeCheck:
     def _note(self, reason: str, evidence: tuple[Evidence, ...] = ()) -> Flag:
         return Flag(self.name, reason, evidence, violation=False)
 
-    def _answers(self, judged: _Judged, inputs: dict[str, str]) -> list[Flag]:
+    def _answers(self, judged: _Judged, inputs: dict[str, str | Figure]) -> list[Flag]:
         question = judged.question
         shown = judged.yes or judged.unclear
         inputs[f"verdict.{question.id}"] = "yes" if judged.yes else "unclear" if judged.unclear else "no"
-        inputs[f"chunks.{question.id}"] = str(judged.asked)
+        inputs[f"chunks.{question.id}"] = judged.asked
         if judged.last is not None:
             inputs[f"answer.{question.id}"] = (shown or judged.last).text[:4000]
         if shown is None:
