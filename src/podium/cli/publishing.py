@@ -35,7 +35,9 @@ def add_publishing_parsers(sub: Any) -> None:
         "experiments/aggregate_grading_reports.py computes it), the hardware line, .gitattributes and "
         "SUBMISSION.md. See docs/publishing.md.",
     )
-    q.add_argument("groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir")
+    q.add_argument(
+        "groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir"
+    )
     q.add_argument("--out", required=True, metavar="DIR", help="the folder to write (new, empty, or an earlier export)")
     q.add_argument(
         "--experiment-id",
@@ -43,7 +45,9 @@ def add_publishing_parsers(sub: Any) -> None:
         metavar="ID",
         help="the experiment id of the CSV rows (several agents: ID-<agent> each; default: podium-<agent>)",
     )
-    q.add_argument("--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds")
+    q.add_argument(
+        "--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds"
+    )
     q.add_argument(
         "--split",
         action="append",
@@ -55,7 +59,9 @@ def add_publishing_parsers(sub: Any) -> None:
     q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}; needed only for runs graded at a later version")
     q.set_defaults(fn=cmd_export_mlebench)
 
-    p = sub.add_parser("bundle", help="a verification bundle of run groups: create one, or verify one (docs/publishing.md)")
+    p = sub.add_parser(
+        "bundle", help="a verification bundle of run groups: create one, or verify one (docs/publishing.md)"
+    )
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     q = actions.add_parser(
         "create",
@@ -65,12 +71,17 @@ def add_publishing_parsers(sub: Any) -> None:
         "with a page per run, and a manifest of sha256s into FILE. Never the private answers or other prepared "
         "data, never a key.",
     )
-    q.add_argument("groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir")
+    q.add_argument(
+        "groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir"
+    )
     q.add_argument("-o", "--output", required=True, metavar="FILE", help="the bundle to write (.tar.gz)")
     q.add_argument("--runs-dir", default="runs", help="where a GROUP given by name lies")
     q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}; its checksums go into the manifest")
     q.add_argument(
-        "--max-file-size", type=values.size("file size cap"), default="1G", help="leave out run files larger than this (listed in the manifest)"
+        "--max-file-size",
+        type=values.size("file size cap"),
+        default="1G",
+        help="leave out run files larger than this (listed in the manifest)",
     )
     q.set_defaults(fn=cmd_bundle_create)
     q = actions.add_parser(
@@ -83,8 +94,12 @@ def add_publishing_parsers(sub: Any) -> None:
     )
     q.add_argument("bundle", metavar="FILE", help="a bundle written by podium bundle create")
     q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}: the answers the submissions are graded against")
-    q.add_argument("--max-size", type=values.size("unpacked size cap"), default="64G", help="refuse a bundle that unpacks to more")
-    q.add_argument("--work-dir", default=None, metavar="DIR", help="where to unpack it (default: the system's temporary folder)")
+    q.add_argument(
+        "--max-size", type=values.size("unpacked size cap"), default="64G", help="refuse a bundle that unpacks to more"
+    )
+    q.add_argument(
+        "--work-dir", default=None, metavar="DIR", help="where to unpack it (default: the system's temporary folder)"
+    )
     q.set_defaults(fn=cmd_bundle_verify)
 
 
@@ -117,10 +132,17 @@ def cmd_export_mlebench(args: argparse.Namespace) -> int:
         for key, numbers in data["published"].items():
             if "error" not in numbers:
                 metric = numbers["metrics"]["any_medal_percentage"]
-                cells.append(f"{key} {metric['mean']:.2f} ± {metric['standard_error']:.2f} ({numbers['num_seeds_averaged']} seeds)")
-        print(f"{agent}: experiment {data['experiment_id']}, {len(data['run_groups'])} run-group folder(s); any medal: {'; '.join(cells) or 'no split covered'}")
+                cells.append(
+                    f"{key} {metric['mean']:.2f} ± {metric['standard_error']:.2f} ({numbers['num_seeds_averaged']} seeds)"
+                )
+        print(
+            f"{agent}: experiment {data['experiment_id']}, {len(data['run_groups'])} run-group folder(s); any medal: {'; '.join(cells) or 'no split covered'}"
+        )
         if not data["integrity"]["backed"]:
-            print(f"{agent}: the audit does not back the disclosure for every run; SUBMISSION.md says which", file=sys.stderr)
+            print(
+                f"{agent}: the audit does not back the disclosure for every run; SUBMISSION.md says which",
+                file=sys.stderr,
+            )
     print(f"wrote {args.out}: LEADERBOARD.md holds the row and the next steps, SUBMISSION.md the disclosure")
     return 0
 
@@ -132,7 +154,9 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
     for module, extra in (("jinja2", "report"), ("matplotlib", "report"), ("starlette", "serve")):
         _need(module, extra, "podium bundle create")
     groups = group_paths(args.groups, Path(args.runs_dir))
-    summary = create_bundle(groups, Path(args.output), data_dir=_data_dir(args.data_dir), max_file_size=args.max_file_size)
+    summary = create_bundle(
+        groups, Path(args.output), data_dir=_data_dir(args.data_dir), max_file_size=args.max_file_size
+    )
     print(
         f"wrote {summary['path']}: {summary['runs']} runs, {summary['files']} files, {summary['bytes']} bytes; "
         f"manifest sha256 {summary['manifest_sha256']}"
@@ -159,7 +183,10 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
     digest = summary.get("manifest_sha256")
     named = f"; manifest sha256 {digest}" if digest else ""
     if differences:
-        print(f"{len(differences)} difference(s) in {summary['runs']} runs, {summary['files']} files{named}", file=sys.stderr)
+        print(
+            f"{len(differences)} difference(s) in {summary['runs']} runs, {summary['files']} files{named}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print(f"verified: {summary['runs']} runs, {summary['files']} files, no difference{named}")
     return 0

@@ -201,7 +201,7 @@ def _environment_lock(record: Mapping[str, Any]) -> tuple[str | None, bytes | No
     return str(digest), None
 
 
-def _report_html(groups: Sequence[str], pages: Mapping[str, str], spool: IO[str]) -> None:
+def _report_html(groups: Sequence[str], pages: Mapping[str, str], spool: _TextSpool) -> None:
     """``podium report``'s HTML over the groups into ``spool``, each run linked to its page."""
     from podium.report import AggregationError, build_report, load_inputs
     from podium.report.html import html_pieces
@@ -244,10 +244,16 @@ def create_bundle(
         raise UsageError("two of the groups share a name; bundle groups of different names")
     prepared = _Prepared(sorted({r["competition_id"] for r in rows}), data_dir or default_data_dir())
     secret_in = Redactor.from_environment().secret_in
-    pages = {str(r["run_dir"]): f"pages/{place.removeprefix('runs/')}.html" for r, place in zip(rows, places, strict=True)}
+    pages = {
+        str(r["run_dir"]): f"pages/{place.removeprefix('runs/')}.html" for r, place in zip(rows, places, strict=True)
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f".{output.name}.partial-{uuid.uuid4().hex[:8]}")
-    manifest: dict[str, Any] = {"schema": SCHEMA, "podium_version": __version__, "groups": sorted({r["run_group"] for r in rows})}
+    manifest: dict[str, Any] = {
+        "schema": SCHEMA,
+        "podium_version": __version__,
+        "groups": sorted({r["run_group"] for r in rows}),
+    }
     try:
         with open(partial, "wb") as raw, open_writer(raw) as tar:
             writer = _Writer(tar)
@@ -322,7 +328,9 @@ def _add_run(
             left_out.append({"path": relative, "reason": why})
     listed = [{"path": f, **writer.files[f"{place}/{f}"]} for f in files]
     depth = place.count("/")
-    page = run_page(run_dir, record, listed, left_out, files_base="../" * depth + place, index="../" * depth + "index.html")
+    page = run_page(
+        run_dir, record, listed, left_out, files_base="../" * depth + place, index="../" * depth + "index.html"
+    )
     writer.add_data(pages[str(run_dir)], page.encode("utf-8"))
     digest, lock = _environment_lock(record)
     entry = {

@@ -137,6 +137,8 @@ def _splits(names: Sequence[str] | None, ran: set[str]) -> dict[str, list[str]]:
 def _numbers(rows: Sequence[dict[str, Any]], ids: Sequence[str], pad_missing: bool, key: str) -> dict[str, Any]:
     from podium.report import AggregationError, published
 
+    if not {r["competition_id"] for r in rows} & set(ids):
+        return {"error": f"no run of its {len(ids)} competitions"}
     try:
         return published(rows, ids, pad_missing=pad_missing, split=key)
     except AggregationError as exc:
@@ -148,7 +150,7 @@ def _row_words(agent: str, runs: Sequence[PublishedRun]) -> dict[str, str]:
 
     models = sorted({m for r in runs for m in str(r.row.get("model") or "").split(", ") if m})
     limits = sorted({r.row.get("time_limit_s") for r in runs}, key=lambda v: (v is None, v or 0))
-    hours = ", ".join("no limit" if v is None else f"{float(v) / 3600:g}" for v in limits)
+    hours = ", ".join("no limit" if v is None else f"{round(float(v) / 3600, 2):g}" for v in limits)
     finished = sorted(str(r.record.get("finished_at") or "")[:10] for r in runs)
     builtin = (BUILTIN / agent).is_dir() and "/" not in str(runs[0].row.get("agent"))
     return {
@@ -159,7 +161,9 @@ def _row_words(agent: str, runs: Sequence[PublishedRun]) -> dict[str, str]:
     }
 
 
-def _agent_markdown(export: AgentExport, runs: Sequence[PublishedRun], pad_missing: bool, groups: Sequence[str]) -> list[str]:
+def _agent_markdown(
+    export: AgentExport, runs: Sequence[PublishedRun], pad_missing: bool, groups: Sequence[str]
+) -> list[str]:
     words = _row_words(export.agent, runs)
     row = leaderboard_cells(
         export.agent, words["models"], export.numbers, words["hours"], words["date"], words["source"], pad_missing
@@ -188,7 +192,8 @@ def _agent_markdown(export: AgentExport, runs: Sequence[PublishedRun], pad_missi
     if regraded:
         lines.append(f"- graded again at version 1 (their records hold a later version's grade): {', '.join(regraded)}")
     lines += ["", "The line for the table of `runs/README.md`:", ""]
-    lines += [f"| {export.experiment_id} | {export.agent} ({words['models']}), {words['hours']} hours, {hardware} |", ""]
+    models = "" if words["models"].startswith("none") else f" ({words['models']})"
+    lines += [f"| {export.experiment_id} | {export.agent}{models}, {words['hours']} hours, {hardware} |", ""]
     lines += [f"- {note}" for note in notes]
     return [*lines, ""]
 

@@ -50,7 +50,11 @@ def _lines(path: Path, limit: int) -> Iterator[bytes]:
 
 def _shown(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False)
-    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"\n[... {len(text) - _SHOWN_CHARS} more characters]"
+    return (
+        text
+        if len(text) <= _SHOWN_CHARS
+        else text[:_SHOWN_CHARS] + f"\n[... {len(text) - _SHOWN_CHARS} more characters]"
+    )
 
 
 def transcript_calls(run_dir: Path) -> tuple[list[dict[str, Any]], bool]:
@@ -82,9 +86,7 @@ def _audit(run_dir: Path) -> dict[str, Any] | None:
     audit = read_audit(run_dir)
     if audit is None:
         return None
-    checks = [
-        {"name": r.check, "verdict": r.verdict, "reasons": [f.reason for f in r.flags]} for r in audit.results
-    ]
+    checks = [{"name": r.check, "verdict": r.verdict, "reasons": [f.reason for f in r.flags]} for r in audit.results]
     checks += [{"name": name, "verdict": "skipped", "reasons": [why]} for name, why in audit.skipped.items()]
     return {"verdict": audit.verdict, "checks": checks}
 
@@ -103,14 +105,25 @@ def _settings(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("podium", record.get("podium_version")),
     ]
     if isinstance(compute, dict):
-        rows += [(f"compute: {key}", json.dumps(value) if isinstance(value, dict) else value) for key, value in compute.items()]
+        rows += [
+            (f"compute: {key}", json.dumps(value) if isinstance(value, dict) else value)
+            for key, value in compute.items()
+        ]
     else:
         rows.append(("compute", "not recorded (a run from before podium recorded the compute each run had)"))
     result = record.get("agent_result") or {}
-    rows += [("exit code", result.get("exit_code")), ("seconds", result.get("seconds")), ("peak memory (bytes)", result.get("peak_memory_bytes"))]
+    rows += [
+        ("exit code", result.get("exit_code")),
+        ("seconds", result.get("seconds")),
+        ("peak memory (bytes)", result.get("peak_memory_bytes")),
+    ]
     llm = record.get("llm") or {}
     if llm:
-        rows += [("model calls", llm.get("calls")), ("models", ", ".join(sorted((llm.get("models") or {}).keys()))), ("cost (USD)", llm.get("cost_usd"))]
+        rows += [
+            ("model calls", llm.get("calls")),
+            ("models", ", ".join(sorted((llm.get("models") or {}).keys()))),
+            ("cost (USD)", llm.get("cost_usd")),
+        ]
     return rows
 
 
@@ -161,7 +174,9 @@ def run_page(
     code = [f for f in files if str(f["path"]).endswith((".py", ".md", ".txt", ".sh", ".yaml", ".json", ".ipynb"))]
     template = (resources.files("podium.publish") / "templates" / "run.html.j2").read_text(encoding="utf-8")
     environment = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, finalize=lambda v: redactor.value(v) if isinstance(v, str) else v
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=lambda v: redactor.value(v) if isinstance(v, str) else v,
     )
     return environment.from_string(template).render(
         run={
@@ -182,7 +197,9 @@ def run_page(
         transcript={"calls": calls, "cut": cut, "absent": absent},
         journal=load_journal(paths),
         code=_texts(paths, code[:_FILES_SHOWN], "code", head=True),
-        logs=_texts(paths, [f for f in files if str(f["path"]).endswith(_LOG_SUFFIXES)][:_FILES_SHOWN], "logs", head=False),
+        logs=_texts(
+            paths, [f for f in files if str(f["path"]).endswith(_LOG_SUFFIXES)][:_FILES_SHOWN], "logs", head=False
+        ),
         files=files,
         left_out=left_out,
         files_base=files_base,

@@ -101,7 +101,7 @@ def check_name(name: str) -> str | None:
 class _Reader:
     """The decompressed stream, every byte counted against the cap."""
 
-    def __init__(self, stream: IO[bytes], cap: int) -> None:
+    def __init__(self, stream: gzip.GzipFile, cap: int) -> None:
         self.stream = stream
         self.cap = cap
         self.read_bytes = 0
@@ -110,7 +110,9 @@ class _Reader:
     def exact(self, count: int) -> bytes:
         self.read_bytes += count
         if self.read_bytes > self.cap:
-            raise ArchiveError(f"the archive unpacks to more than {self.cap} bytes (the cap); pass --max-size to raise it")
+            raise ArchiveError(
+                f"the archive unpacks to more than {self.cap} bytes (the cap); pass --max-size to raise it"
+            )
         data = self.stream.read(count)
         if len(data) != count:
             raise ArchiveError("the archive ends in the middle of a member (truncated)")
@@ -209,9 +211,11 @@ def members(stream: BinaryIO, cap: int) -> Iterator[Member]:
 @contextmanager
 def open_writer(fileobj: IO[bytes]) -> Iterator[tarfile.TarFile]:
     """A pax tar.gz writer on ``fileobj`` (gzip header without a time, so equal content gives equal bytes)."""
-    with gzip.GzipFile(fileobj=fileobj, mode="wb", mtime=0) as compressed:
-        with tarfile.open(fileobj=compressed, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            yield tar
+    with (
+        gzip.GzipFile(filename="", fileobj=fileobj, mode="wb", mtime=0) as compressed,
+        tarfile.open(fileobj=compressed, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        yield tar
 
 
 def _info(name: str, size: int) -> tarfile.TarInfo:
@@ -241,7 +245,7 @@ class _Hashing(io.RawIOBase):
 def add_stream(tar: tarfile.TarFile, name: str, source: IO[bytes], size: int) -> str:
     """Add ``size`` bytes read from ``source`` as the file ``name``; returns their sha256."""
     hashing = _Hashing(source)
-    tar.addfile(_info(name, size), hashing)  # type: ignore[arg-type]
+    tar.addfile(_info(name, size), hashing)
     return hashing.digest.hexdigest()
 
 

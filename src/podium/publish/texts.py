@@ -136,7 +136,11 @@ def submission_statement(runs: Sequence[Mapping[str, Any]], groups: Sequence[str
             "--data-dir DIR` and export again"
         )
     for verdict in ("flagged", "unclear"):
-        named = [f"{r['run_group']}/{r['competition_id']}/{r['seed']}" for r in runs if r.get("integrity_verdict") == verdict]
+        named = [
+            f"{r['run_group']}/{r['competition_id']}/{r['seed']}" for r in runs if r.get("integrity_verdict") == verdict
+        ]
         if named:
-            lines.append(f"integrity {verdict} on {len(named)} runs: {', '.join(named[:10])}{' ...' if len(named) > 10 else ''}")
+            lines.append(
+                f"integrity {verdict} on {len(named)} runs: {', '.join(named[:10])}{' ...' if len(named) > 10 else ''}"
+            )
     return backed, lines

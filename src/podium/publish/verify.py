@@ -88,7 +88,9 @@ class _Unpacked:
         self.files[relative] = (digest.hexdigest(), size)
 
 
-def _unpack(stream: BinaryIO, into: _Unpacked, cap: int, differ: Callable[[str], None], say: Callable[[str], None]) -> bytes | None:
+def _unpack(
+    stream: BinaryIO, into: _Unpacked, cap: int, differ: Callable[[str], None], say: Callable[[str], None]
+) -> bytes | None:
     """Unpack every member; returns the manifest's bytes (None when there is none)."""
     manifest = None
     prefix = f"{ROOT}/"
@@ -133,7 +135,9 @@ def _compare_files(manifest: Mapping[str, Any], unpacked: _Unpacked, differ: Cal
         if got is None:
             differ(f"removed: {shown(name)} (in the manifest, not in the bundle)")
         elif not isinstance(entry, dict) or got != (entry.get("sha256"), entry.get("size")):
-            differ(f"changed: {shown(name)} (sha256 {got[0][:16]}..., the manifest says {shown(str((entry or {}).get('sha256'))[:16])}...)")
+            differ(
+                f"changed: {shown(name)} (sha256 {got[0][:16]}..., the manifest says {shown(str((entry or {}).get('sha256'))[:16])}...)"
+            )
     for name in sorted(unpacked.files.keys() - listed.keys()):
         differ(f"extra: {shown(name)} (in the bundle, not in the manifest)")
 
@@ -142,15 +146,23 @@ def _compare_data(manifest: Mapping[str, Any], data_dir: Path, differ: Callable[
     """Check each competition's prepared data; returns the competitions prepared here."""
     prepared = set()
     for cid, entry in sorted((manifest.get("data") or {}).items()):
-        marker = CompetitionPaths(data_dir, str(cid)).record() if check_name(str(cid)) is None and "/" not in str(cid) else None
+        marker = (
+            CompetitionPaths(data_dir, str(cid)).record()
+            if check_name(str(cid)) is None and "/" not in str(cid)
+            else None
+        )
         if marker is None or not isinstance(marker.get("checksums"), dict):
-            differ(f"data: {shown(cid)} is not prepared in {data_dir}; prepare it (podium prepare -c {shown(cid)} --data-dir {data_dir}) to re-grade its runs")
+            differ(
+                f"data: {shown(cid)} is not prepared in {data_dir}; prepare it (podium prepare -c {shown(cid)} --data-dir {data_dir}) to re-grade its runs"
+            )
             continue
         prepared.add(str(cid))
         mine = checksums_digest(marker["checksums"])
         theirs = entry.get("checksums_sha256") if isinstance(entry, dict) else None
         if mine != theirs:
-            differ(f"data: {shown(cid)}: your prepared data differs from the bundle's (checksums sha256 {mine[:16]}..., the bundle's {shown(str(theirs)[:16])}...); `podium verify -c {shown(cid)}` checks yours")
+            differ(
+                f"data: {shown(cid)}: your prepared data differs from the bundle's (checksums sha256 {mine[:16]}..., the bundle's {shown(str(theirs)[:16])}...); `podium verify -c {shown(cid)}` checks yours"
+            )
     return prepared
 
 
@@ -158,12 +170,16 @@ def _same_score(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is b
     try:
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(float(a)) and math.isnan(float(b)))
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12) or (
+            math.isnan(float(a)) and math.isnan(float(b))
+        )
     except (TypeError, ValueError):
         return False
 
 
-def _regrade(where: str, run_dir: Path, record: Mapping[str, Any], data_dir: Path, differ: Callable[[str], None]) -> None:
+def _regrade(
+    where: str, run_dir: Path, record: Mapping[str, Any], data_dir: Path, differ: Callable[[str], None]
+) -> None:
     from podium import registry
     from podium.grading import grade_isolated
 
@@ -194,6 +210,7 @@ def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], 
         theirs = bundled.result(check.name)
         if context.record is None or check.skip_reason(context) is not None or theirs is None:
             continue
+        mine: str
         try:
             mine = check.run(context).verdict
         except Exception as exc:  # a check that fails on this run says so, as the audit runner does
@@ -242,7 +259,11 @@ def verify_bundle(
             place = str(run.get("path"))
             where = shown(place.removeprefix("runs/"))
             run_dir = root / place
-            record = read_record(run_dir / "record.json") if check_name(place) is None and place.startswith("runs/") else None
+            record = (
+                read_record(run_dir / "record.json")
+                if check_name(place) is None and place.startswith("runs/")
+                else None
+            )
             if record is None:
                 differences.append(f"{where}: no readable record.json")
                 continue
