@@ -31,9 +31,6 @@ from podium.audit import known_leakage
 from podium.grading import grade
 from podium.paths import CompetitionPaths
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
-)
 COMPETITIONS = ("practice-breast-cancer", "practice-wine")
 KEYS = (
     "total_competitions", "submission_exists_percentage", "valid_submissions_percentage", "above_median_percentage",
@@ -51,6 +48,8 @@ def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 @pytest.fixture(scope="module")
 def practice(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two agents, two seeds each, on two practice competitions; audited; and a second data folder."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap): the runs need it")
     root = tmp_path_factory.mktemp("publish")
     for data in ("data", "data2"):
         result = podium("prepare", "-c", COMPETITIONS[0], "-c", COMPETITIONS[1], "--data-dir", str(root / data))

@@ -180,6 +180,12 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     for line in differences:
         print(line)
+    if summary.get("integrity_not_rerun"):
+        print(
+            f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s) of agents not "
+            "built into podium (it reads the agent's folder; the bundle names it by its hash)",
+            file=sys.stderr,
+        )
     digest = summary.get("manifest_sha256")
     named = f"; manifest sha256 {digest}" if digest else ""
     if differences:

@@ -161,9 +161,7 @@ def _row_words(agent: str, runs: Sequence[PublishedRun]) -> dict[str, str]:
     }
 
 
-def _agent_markdown(
-    export: AgentExport, runs: Sequence[PublishedRun], pad_missing: bool, groups: Sequence[str]
-) -> list[str]:
+def _agent_markdown(export: AgentExport, runs: Sequence[PublishedRun], pad_missing: bool) -> list[str]:
     words = _row_words(export.agent, runs)
     row = leaderboard_cells(
         export.agent, words["models"], export.numbers, words["hours"], words["date"], words["source"], pad_missing
@@ -280,7 +278,7 @@ def _write(
             csv_lines.append(f"{ident},{folder}")
         rows = [r.published_row() for r in runs]
         export.numbers = {key: _numbers(rows, ids, pad_missing, key) for key, ids in chosen.items()}
-        markdown += _agent_markdown(export, runs, pad_missing, groups)
+        markdown += _agent_markdown(export, runs, pad_missing)
         backed, statement = submission_statement([r.row for r in runs], groups)
         hardware, notes = hardware_words([r.record for r in runs])
         agents[agent] = {

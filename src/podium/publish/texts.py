@@ -111,9 +111,10 @@ def leaderboard_cells(
     padded: bool,
 ) -> str:
     """The README's row: any medal (%) as mean ± SEM per published split, the rest of the row's columns."""
-    footnote = "[^pad]" if padded else ""
     cells = [agent, models]
-    cells += [_cell(numbers.get(key)) + (footnote if _cell(numbers.get(key)) != "-" else "") for key in README_SPLITS]
+    for key in README_SPLITS:
+        cell = _cell(numbers.get(key))
+        cells.append(cell + "[^pad]" if padded and cell != "-" else cell)
     cells += [hours, date, source_code, "✓"]
     return "| " + " | ".join(cells) + " |"
 

@@ -54,6 +54,10 @@ def shown(text: object, most: int = 200) -> str:
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in value)
 
 
+class _Conflict(Exception):
+    """A member whose name another member already holds (a file where a folder is, or the other way round)."""
+
+
 class _Unpacked:
     """The temporary folder the bundle is unpacked into, and each member's sha256 and size."""
 
@@ -69,7 +73,7 @@ class _Unpacked:
                 os.mkdir(folder, 0o700)
             except FileExistsError:
                 if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    raise UsageError("a file and a folder of the same name") from None
+                    raise _Conflict("a file of that name is unpacked already") from None
         return folder
 
     def folder(self, relative: str) -> None:
@@ -78,7 +82,10 @@ class _Unpacked:
     def write(self, relative: str, chunks: Iterable[bytes]) -> None:
         parts = relative.split("/")
         path = self._folder(parts[:-1]) / parts[-1]
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            raise _Conflict("a folder of that name is unpacked already") from None
         digest, size = hashlib.sha256(), 0
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
@@ -94,34 +101,31 @@ def _unpack(
     """Unpack every member; returns the manifest's bytes (None when there is none)."""
     manifest = None
     prefix = f"{ROOT}/"
-    count = 0
-    for member in members(stream, cap):
-        name = member.name.rstrip("/")
-        if member.refused is not None:
-            differ(f"refused member {shown(member.name)}: {member.refused}")
-            continue
-        if not name.startswith(prefix):
-            differ(f"extra member outside {ROOT}/: {shown(member.name)}")
-            continue
-        relative = name[len(prefix) :]
-        try:
-            if member.kind == "folder":
-                into.folder(relative)
-            elif relative == MANIFEST and manifest is None:
-                if member.size > _MAX_MANIFEST:
-                    raise ArchiveError(f"its manifest declares {member.size} bytes (at most {_MAX_MANIFEST} are read)")
-                manifest = b"".join(member.chunks())
-            elif relative in into.files or relative == MANIFEST:
-                differ(f"duplicate member: {shown(relative)} (the first one is checked)")
-            else:
-                into.write(relative, member.chunks())
-        except (UsageError, FileExistsError) as exc:
-            if isinstance(exc, ArchiveError):
-                raise
-            differ(f"member {shown(relative)} conflicts with another ({exc or 'a name given twice'})")
-        count += 1
+    for count, member in enumerate(members(stream, cap), start=1):
         if count % 1000 == 0:
             say(f"unpacked {count} members")
+        name = member.name.rstrip("/")
+        relative = name.removeprefix(prefix)
+        if member.refused is not None:
+            differ(f"refused member {shown(member.name)}: {member.refused}")
+        elif name == ROOT and member.kind == "folder":
+            continue
+        elif relative == name:
+            differ(f"extra member outside {ROOT}/: {shown(member.name)}")
+        elif relative == MANIFEST and manifest is None and member.kind == "file":
+            if member.size > _MAX_MANIFEST:
+                raise ArchiveError(f"its manifest declares {member.size} bytes (at most {_MAX_MANIFEST} are read)")
+            manifest = b"".join(member.chunks())
+        elif relative in into.files or relative == MANIFEST:
+            differ(f"duplicate member: {shown(relative)} (the first one is checked)")
+        else:
+            try:
+                if member.kind == "folder":
+                    into.folder(relative)
+                else:
+                    into.write(relative, member.chunks())
+            except _Conflict as conflict:
+                differ(f"member {shown(relative)} conflicts with another: {conflict}")
     return manifest
 
 
@@ -199,14 +203,19 @@ def _regrade(
             differ(f"{where}: {flag} {bool(grade.get(flag))} in the record, {bool(getattr(again, flag))} graded again")
 
 
-def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], None]) -> None:
+def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], None]) -> bool:
+    """Run the deterministic checks again; returns whether ``integrity`` was among them (it reads the agent's own
+    folder, which only a built-in agent has on the verifier's machine: a bundle carries the folder's hash)."""
+    from podium.agents import BUILTIN
     from podium.audit import AuditContext, read_audit, resolve_checks
 
     bundled = read_audit(run_dir)
-    if bundled is None:
-        return
     context = AuditContext(run_dir, {"data_dir": str(data_dir)})
-    for check in resolve_checks(AUDIT_CHECKS):
+    agent = str(context.record.agent) if context.record else ""
+    builtin = bool(agent) and "/" not in agent and (BUILTIN / agent).is_dir()
+    if bundled is None:
+        return builtin
+    for check in resolve_checks([c for c in AUDIT_CHECKS if builtin or c != "integrity"]):
         theirs = bundled.result(check.name)
         if context.record is None or check.skip_reason(context) is not None or theirs is None:
             continue
@@ -217,6 +226,7 @@ def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], 
             mine = f"unclear (the check failed: {type(exc).__name__})"
         if mine != theirs.verdict:
             differ(f"{where}: audit {check.name} {shown(theirs.verdict)} in audit.json, {mine} run again")
+    return builtin
 
 
 def verify_bundle(
@@ -255,6 +265,7 @@ def verify_bundle(
         _compare_files(manifest, unpacked, differences.append)
         prepared = _compare_data(manifest, data, differences.append)
         runs = [r for r in manifest.get("runs") or () if isinstance(r, dict)]
+        unchecked = 0
         for index, run in enumerate(runs, start=1):
             place = str(run.get("path"))
             where = shown(place.removeprefix("runs/"))
@@ -270,11 +281,13 @@ def verify_bundle(
             say(f"[{index}/{len(runs)}] {where}: grading again and auditing")
             if str(record.get("competition_id")) in prepared:
                 _regrade(where, run_dir, record, data, differences.append)
-            _reaudit(where, run_dir, data, differences.append)
+            if not _reaudit(where, run_dir, data, differences.append):
+                unchecked += 1
         summary = {
             "runs": len(runs),
             "files": len(unpacked.files) + 1,
             "manifest_sha256": hashlib.sha256(raw).hexdigest(),
+            "integrity_not_rerun": unchecked,
         }
         return differences, summary
     finally:
