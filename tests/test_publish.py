@@ -255,6 +255,8 @@ def test_a_run_graded_at_a_later_version_is_exported_at_version_1(tmp_path: Path
 def test_export_refuses_what_it_cannot_publish(practice: dict[str, Path], tmp_path: Path) -> None:
     result = podium("export", "mlebench", "no-such-group", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and "no such folder" in result.stderr and len(result.stderr.splitlines()) == 1
+    result = podium("export", "mlebench", *groups(practice), "--out", str(tmp_path / "x"), "--experiment-id", "a,b")
+    assert result.returncode == 2 and "--experiment-id 'a,b'" in result.stderr and not (tmp_path / "x").exists()
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
@@ -282,6 +284,27 @@ def test_a_second_export_replaces_the_first(practice: dict[str, Path], tmp_path:
         assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in (out / "experiments" / "splits").iterdir()) == ["two.txt"]
     assert len(list((out / "runs").glob("*_run-group_dummy"))) == 2
+
+
+def test_the_hardware_line_says_what_the_records_back() -> None:
+    from podium.publish.texts import hardware_words
+
+    measured = {
+        "compute": {"cpu_model": "AMD EPYC 7763", "cpus": 36.0, "memory_bytes": 440 << 30, "gpu_model": "NVIDIA A10",
+                    "gpu_count": 1, "gpu_memory_bytes": 24 << 30, "host": "n1", "used": {"cpu_seconds": 10.0}},
+        "limits": {"cpus": 36.0, "memory_bytes": 440 << 30, "gpus": 1},
+    }  # fmt: skip
+    capped = {"limits": {"cpus": 2.0, "memory_bytes": 4 << 30, "gpus": 0}}
+    assert hardware_words([measured, measured]) == (
+        "36 vCPUs (AMD EPYC 7763), 440 GiB of RAM, 1 x NVIDIA A10 24 GiB",
+        [],
+    )
+    text, notes = hardware_words([measured, capped, capped])
+    assert (
+        text
+        == "2 vCPUs, 4 GiB of RAM, no GPU (2 runs); 36 vCPUs (AMD EPYC 7763), 440 GiB of RAM, 1 x NVIDIA A10 24 GiB (1 runs)"
+    )
+    assert notes and notes[0].startswith("2 of 3 runs carry no compute record")
 
 
 def test_known_leakage_is_read_for_every_competition() -> None:
@@ -522,6 +545,20 @@ def test_copies_of_prepared_data_are_left_out(practice: dict[str, Path], tmp_pat
     assert reasons["logs/train_copy.csv"] == "a copy of the prepared data (practice-wine/prepared/public/train.csv)"
     assert reasons["code/link.csv"] == "a symbolic link (never followed)"
     assert answers.read_bytes() not in files.values()
+    capped = tmp_path / "capped.tar.gz"
+    result = podium("bundle", "create", str(group), "-o", str(capped), "--data-dir", str(practice["data"]),
+                    "--max-file-size", "2K")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    files = read_bundle(capped)
+    (entry,) = [
+        r
+        for r in json.loads(files["podium-bundle/manifest.json"])["runs"]
+        if r["path"] == place.removeprefix("podium-bundle/")
+    ]
+    reasons = {item["path"]: item["reason"] for item in entry["left_out"]}
+    assert reasons["code/main.py"].endswith("bytes, over --max-file-size (2048)")
+    size = (run / "submission" / "submission.csv").stat().st_size
+    assert size > 2048 and f"{place}/submission/submission.csv" in files  # the submission is never left out
 
 
 def test_a_run_page_shows_the_transcript_escaped_and_opens_offline(

@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import stat
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,7 +41,7 @@ from typing import IO, Any
 from podium.errors import UsageError
 from podium.paths import CompetitionPaths, default_data_dir
 from podium.publish.pages import TRANSCRIPT, run_page
-from podium.publish.runs import read_record
+from podium.publish.runs import progress, read_record
 from podium.publish.tarstream import add_bytes, add_stream, open_writer
 
 __all__ = ["DEFAULT_MAX_FILE", "MANIFEST", "ROOT", "SCHEMA", "checksums_digest", "create_bundle"]
@@ -232,10 +231,7 @@ def create_bundle(
     from podium.report import load_inputs
     from podium.serve.redact import Redactor
 
-    def tell(line: str) -> None:
-        print(line, file=sys.stderr)
-
-    say = say or tell
+    say = say or progress
     rows = [run for item in load_inputs(list(groups)) for run in item.runs]
     if not rows:
         raise UsageError(f"{', '.join(groups)}: no finished run to bundle")

@@ -234,6 +234,11 @@ def export_mlebench(
     the content of ``podium-export.json``."""
     from podium import __version__
 
+    if experiment_id is not None and (not experiment_id or any(c in experiment_id for c in ',"\n\r\t /\\')):
+        raise UsageError(
+            f"--experiment-id {experiment_id!r}: an id is one word of the CSV (no comma, space, quote or slash), "
+            "e.g. my-agent-gpt-4o"
+        )
     by_agent = collect_runs(groups, data_dir=data_dir)
     every = [r for runs in by_agent.values() for r in runs]
     chosen = _splits(splits, {r.competition_id for r in every})

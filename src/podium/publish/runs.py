@@ -25,7 +25,7 @@ from podium.audit import read_bounded
 from podium.errors import UsageError
 from podium.records import RUN_FLAGS, GradeReport
 
-__all__ = ["PublishedRun", "agent_slug", "collect_runs", "group_paths", "read_record"]
+__all__ = ["PublishedRun", "agent_slug", "collect_runs", "group_paths", "progress", "read_record"]
 
 #: The largest record read (records are podium's, but a bundle's come from elsewhere).
 MAX_RECORD = 64 << 20
@@ -60,6 +60,11 @@ class PublishedRun:
         """The report's row with the published grade's flags: what the published aggregation counts."""
         flags = {flag: bool(getattr(self.published, flag)) for flag in RUN_FLAGS}
         return {**self.row, **flags, "competition_version": 1, "other_versions": [], "score": self.published.score}
+
+
+def progress(line: str) -> None:
+    """Where progress and notes go unless a caller says otherwise: standard error, one line each."""
+    print(line, file=sys.stderr)
 
 
 def read_record(path: Path) -> dict[str, Any] | None:
@@ -131,10 +136,7 @@ def collect_runs(
     version-1 grade (``data_dir`` holds the prepared answers for the runs that must be graded again)."""
     from podium.report import load_inputs
 
-    def tell(line: str) -> None:
-        print(line, file=sys.stderr)
-
-    say = say or tell
+    say = say or progress
     by_agent: dict[str, list[PublishedRun]] = {}
     for item in load_inputs(list(groups), by=("agent",)):
         if item.kind != "podium run group":

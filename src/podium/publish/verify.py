@@ -25,7 +25,6 @@ import math
 import os
 import shutil
 import stat
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any, BinaryIO
 from podium.errors import PodiumError, UsageError
 from podium.paths import CompetitionPaths, default_data_dir
 from podium.publish.bundle import MANIFEST, ROOT, SCHEMA, checksums_digest
-from podium.publish.runs import read_record
+from podium.publish.runs import progress, read_record
 from podium.publish.tarstream import ArchiveError, check_name, members
 
 __all__ = ["AUDIT_CHECKS", "DEFAULT_MAX_SIZE", "shown", "verify_bundle"]
@@ -239,10 +238,7 @@ def verify_bundle(
 ) -> tuple[list[str], dict[str, Any]]:
     """Verify the bundle at ``path`` (see the module docstring): (the differences, one line each; a summary)."""
 
-    def tell(line: str) -> None:
-        print(line, file=sys.stderr)
-
-    say = say or tell
+    say = say or progress
     data = data_dir or default_data_dir()
     if not path.is_file():
         raise UsageError(f"{path}: no such file; give the bundle's .tar.gz (podium bundle create writes one)")
