@@ -23,7 +23,7 @@ from podium.audit import (
     register_check,
 )
 from podium.audit.registry import _CHECKS
-from podium.errors import UsageError
+from podium.errors import HarnessError, UsageError
 
 
 def make_run(root: Path, competition: str = "spaceship-titanic", seed: int = 0, agent: str = "dummy") -> Path:
@@ -69,12 +69,18 @@ def counting() -> Counting:
 
 
 def test_types_round_trip_and_fragments_are_cut() -> None:
-    flag = Flag("c", "why", (Evidence("code/a.py", 3, "x" * 1000),))
+    flag = Flag("c", "why", (Evidence("code/a.py", 3, "x" * 1000),), figures={"similarity": 0.90031234567, "rows": 3})
     assert len(flag.evidence[0].fragment) <= 240
-    result = CheckResult.from_flags("c", [flag, Flag("c", "a note", violation=False)], {"podium": "1"})
-    audit = RunAudit("r", "comp", 2, "flagged", (result,), {"judge": "no model named"})
+    result = CheckResult.from_flags("c", [flag, Flag("c", "a note", violation=False)], {"podium": "1", "calls": 7})
+    audit = RunAudit("r", "comp", 2, "flagged", (result,), {"judge": "no model named"}, incomplete=("judge",))
     assert result.verdict == "flagged"
-    assert RunAudit.from_json(json.loads(json.dumps(audit.to_json()))) == audit
+    saved = json.loads(json.dumps(audit.to_json()))
+    assert RunAudit.from_json(saved) == audit
+    assert saved["flags"][0]["figures"] == {"similarity": 0.90031234567, "rows": 3}  # numbers, at full precision
+    assert saved["results"][0]["inputs"]["calls"] == 7 and saved["incomplete"] == ["judge"]
+    incomplete = RunAudit("r", "comp", 2, "incomplete", (), incomplete=("plagiarism", "judge"))
+    assert incomplete.summary == "incomplete: plagiarism, judge"
+    assert RunAudit("r", "comp", 2, "unclear", incomplete=("judge",)).summary == "unclear (incomplete: judge)"
     assert CheckResult.from_flags("c", [Flag("c", "note", violation=False)], {}).verdict == "clean"
     with pytest.raises(ValueError):
         CheckResult("c", "maybe")  # type: ignore[arg-type]
@@ -85,13 +91,16 @@ def test_runner_caches_by_content_and_never_touches_the_record(tmp_path: Path, c
     record_before = (run / "record.json").read_bytes()
     (run / "code" / "main.py").write_text("print('fair')\n")
     first = audit_run(run, [counting.name])
-    assert first.verdict == "clean" and counting.calls == 1
+    assert first.result(counting.name).verdict == "clean" and counting.calls == 1
+    assert first.verdict == "incomplete" and "integrity" in first.incomplete  # the other checks did not run
     assert (run / AUDIT_FILE).is_file() and read_audit(run) == first
     again = audit_run(run, [counting.name])
     assert counting.calls == 1 and again.results == first.results  # cached: the check did not run
     (run / "code" / "main.py").write_text("cheat = True\n")
     flagged = audit_run(run, [counting.name])
     assert counting.calls == 2 and flagged.verdict == "flagged"
+    audit_run(run, [counting.name], redo=True)
+    assert counting.calls == 3  # --redo: the cached result is not reused
     assert flagged.flags[0].evidence[0].file == "code/main.py"
     assert (run / "record.json").read_bytes() == record_before
 
@@ -192,3 +201,114 @@ def test_best_code_of_search_and_aide(tmp_path: Path) -> None:
     assert (
         ctx.best_code() == aide / "logs" / "aide" / "exp" / "best_solution.py" and ctx.best_code() in ctx.code_files()
     )
+
+
+class Harnessed:
+    """A check that cannot run while ``broken`` is set, as a judge without its API key cannot."""
+
+    name = "harnessed-test"
+
+    def __init__(self) -> None:
+        self.broken = True
+        self.calls = 0
+
+    def skip_reason(self, ctx: AuditContext) -> str | None:
+        return None
+
+    def cache_key(self, ctx: AuditContext) -> str:
+        return "same inputs"
+
+    def run(self, ctx: AuditContext) -> CheckResult:
+        self.calls += 1
+        if self.broken:
+            raise HarnessError("no API key: set OPENAI_API_KEY")
+        return CheckResult.from_flags(self.name, (), {"podium": "test"})
+
+
+@pytest.fixture
+def harnessed() -> Harnessed:
+    check = Harnessed()
+    register_check(check)
+    yield check
+    _CHECKS.pop(check.name, None)
+
+
+def test_a_harness_error_is_said_as_such_and_never_cached(
+    tmp_path: Path, harnessed: Harnessed, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from podium.cli import main
+
+    runs = [make_run(tmp_path, seed=seed) for seed in (0, 1)]
+    assert main(["audit", str(tmp_path / "g"), "--checks", harnessed.name]) == 1
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith(f"podium: harness error: {harnessed.name} on 2 run(s): no API key: set OPENAI_API_KEY (")
+    saved = read_audit(runs[0])
+    assert saved is not None and saved.result(harnessed.name) is None  # no verdict written
+    assert saved.verdict == "incomplete" and harnessed.name in saved.incomplete
+    assert saved.harness_errors == {harnessed.name: "no API key: set OPENAI_API_KEY"}
+    assert "g/spaceship-titanic/0: incomplete: " in captured.out
+    harnessed.broken = False  # the key is set: the check runs, since nothing was cached
+    assert main(["audit", str(tmp_path / "g"), "--checks", harnessed.name]) == 0
+    assert harnessed.calls == 4 and read_audit(runs[0]).result(harnessed.name).verdict == "clean"
+    assert read_audit(runs[0]).harness_errors == {}
+
+
+def test_redo_clears_what_an_earlier_audit_cached(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An audit.json holding the judge's `unclear` of a run audited without its API key (as podium wrote it before
+    harness errors were told apart) is kept by a plain audit and dropped by --redo."""
+    from podium.cli import main
+
+    run = make_run(tmp_path)
+    stale = CheckResult("judge", "unclear", (Flag("judge", "the check failed: no OPENAI_API_KEY", violation=False),),
+                        key="k")  # fmt: skip
+    old = RunAudit(str(run), "spaceship-titanic", 0, "unclear", (stale,))
+    (run / AUDIT_FILE).write_text(json.dumps(old.to_json()))
+    assert main(["audit", str(run), "--checks", "judge"]) == 0
+    assert read_audit(run).result("judge") == stale
+    assert main(["audit", str(run), "--checks", "judge", "--redo"]) == 0
+    redone = read_audit(run)
+    assert redone.result("judge") is None and redone.verdict == "incomplete" and "judge" in redone.incomplete
+    assert "--model" in redone.skipped["judge"]
+
+
+def test_files_with_more_than_one_hard_link_are_never_read(tmp_path: Path) -> None:
+    """A hard link in a run folder may be a host file a crafted transfer linked in (or a file hidden under two
+    names): it is read by no check, and the integrity statement says the run cannot be backed."""
+    run = make_run(tmp_path)
+    host = tmp_path / "host-secret.py"
+    host.write_text("API_KEY = 'sk-live-...'\n")
+    os.link(host, run / "code" / "leak.py")
+    (run / "code" / "solution.py").write_text("import openai\n")
+    os.link(run / "code" / "solution.py", run / "code" / "copy.py")
+    (run / "code" / "fair.py").write_text("print(1)\n")
+    ctx = AuditContext(run)
+    assert [p.name for p in ctx.code_files()] == ["fair.py"]
+    assert ctx.read_text(run / "code" / "leak.py") == "" and ctx.sha256(run / "code" / "leak.py") is None
+    assert ctx.hard_links() == ("code/copy.py", "code/leak.py", "code/solution.py")
+    assert ctx.read_text(host) != ""  # outside the run, a file is read as before
+    integrity = audit_run(run, ["integrity"]).result("integrity")
+    assert integrity.verdict == "unclear"
+    note = next(f for f in integrity.flags if f.reason.startswith("files not read"))
+    assert (
+        note.reason == "files not read: 3 with more than one hard link (code/copy.py, code/leak.py, code/solution.py)"
+    )
+
+
+def test_an_audit_written_before_incomplete_runs_were_told_apart_is_not_clean(tmp_path: Path) -> None:
+    """An older podium wrote `clean` for a run whose judge and plagiarism were skipped; read now, it is incomplete
+    (so the report does not keep its medal), and a flagged one stays flagged."""
+    run = make_run(tmp_path)
+    external = CheckResult("external", "clean", (), {"podium": "old"}, key="k")
+    old = RunAudit(str(run), "spaceship-titanic", 0, "clean", (external,), {"judge": "no judge model named"}).to_json()
+    del old["incomplete"], old["harness_errors"]
+    (run / AUDIT_FILE).write_text(json.dumps(old))
+    read = read_audit(run)
+    assert (
+        read is not None
+        and read.verdict == "incomplete"
+        and {"judge", "plagiarism", "integrity"} <= set(read.incomplete)
+    )
+    flagged = {**old, "verdict": "flagged", "results": [{**external.to_json(), "verdict": "flagged"}]}
+    (run / AUDIT_FILE).write_text(json.dumps(flagged))
+    assert read_audit(run).verdict == "flagged"

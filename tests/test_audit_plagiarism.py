@@ -94,7 +94,7 @@ def test_a_renamed_copy_is_flagged_and_clean_code_is_not(tmp_path: Path, kernels
     assert result["inputs"]["engine"].startswith("winnowing") and float(result["inputs"]["max_similarity"]) > THRESHOLD
 
     clean = _audit(tmp_path, CLEAN, kernels_dir, "winnowing", seed=1)
-    assert clean["verdict"] == "clean" and clean["flags"] == []
+    assert clean["results"][0]["verdict"] == "clean" and clean["flags"] == []  # the run: incomplete (judge...)
 
 
 def test_downloaded_kernels_are_found_under_their_reference(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_dolos_flags_the_renamed_copy_with_fragments(dolos_ready: Path, tmp_path
     assert re.match(
         r"lines \d+-\d+ ~ fixture__spaceship-cabin-boosting\.ipynb lines \d+-\d+", flag["evidence"][0]["fragment"]
     )
-    assert _audit(tmp_path, CLEAN, kernels_dir, "dolos", seed=1)["verdict"] == "clean"
+    assert _audit(tmp_path, CLEAN, kernels_dir, "dolos", seed=1)["results"][0]["verdict"] == "clean"
 
 
 @pytest.mark.dolos

@@ -83,6 +83,25 @@ def test_container_settings_isolate_and_cap(docker_sandbox: DockerSandbox, work:
         container.remove(force=True)
 
 
+def test_an_agent_image_sees_its_own_limits_and_its_network_is_observed(
+    docker_sandbox: DockerSandbox, busybox_image: str, work: Path
+) -> None:
+    """An agent's own image (no host Python, busybox only) gets the same view of its limits as the host image: its
+    cpuset, a /proc/meminfo of its cap, the thread variables; its network is observed before its shell starts."""
+    sandbox = DockerSandbox.find(busybox_image)
+    result = _run(
+        sandbox,
+        work,
+        ["sh", "-c", "echo NPROC $(nproc); grep -E '^(MemTotal|SwapTotal):' /proc/meminfo; echo OMP $OMP_NUM_THREADS"],
+        Limits(wall_seconds=30, cpus=1, memory_bytes=256 * MiB),
+    )
+    assert result.exit_code == 0, (work / "stderr.txt").read_text()
+    seen = (work / "stdout.txt").read_text().split()
+    assert seen == ["NPROC", "1", "MemTotal:", str(256 << 10), "kB", "SwapTotal:", "0", "kB", "OMP", "1"], seen
+    assert result.network is not None and [i["name"] for i in result.network["interfaces"]] == ["lo"], result.network
+    assert result.cpu_seconds is not None and result.cpu_seconds >= 0
+
+
 def test_shm_size_as_seen_inside(docker_sandbox: DockerSandbox, work: Path) -> None:
     script = work / "data" / "probe.py"
     script.write_text("import os\ns = os.statvfs('/dev/shm')\nprint('SHM', s.f_blocks * s.f_frsize)\n")

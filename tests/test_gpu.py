@@ -8,6 +8,7 @@ The nvidia-smi here is a script that prints what the real one prints for these q
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 import time
@@ -16,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from podium.errors import PodiumError
+from podium.records import compute_profile
 from podium.run import GpuPool
-from podium.sandbox._bwrap import gpu_device_files
+from podium.sandbox import HARDWARE, ExecResult, Limits, ResourceSample, run_compute, shortfalls
+from podium.sandbox._bwrap import gpu_device_files, gpu_driver_covers
+from podium.sandbox._compute import gpu_hours
 from podium.sandbox._gpu import Gpu, GpuMonitor, device_files, list_gpus, parse_csv, usage_of
 from podium.sandbox._process import sample_of
 
@@ -132,3 +136,101 @@ def test_a_run_waiting_for_gpus_gives_up_when_the_batch_is_interrupted() -> None
         cancel.set()
         thread.join(10)
     assert outcome == ["interrupted"] and pool.free == [0]
+
+
+def test_gpu_hours_integrate_the_sampled_utilisation() -> None:
+    samples = [
+        ResourceSample(t, cpu_seconds=t, rss_bytes=1, gpu_percent=p) for t, p in ((1800.0, 50.0), (3600.0, 100.0))
+    ]
+    assert gpu_hours(samples, count=2) == 1.5  # half an hour at 50 % and half an hour at 100 %, on two GPUs
+    assert gpu_hours([ResourceSample(1.0, cpu_seconds=1, rss_bytes=1)], count=1) is None  # never read: unknown
+
+
+def test_a_record_carries_the_compute_given_and_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """I3: what the run could really use (a cap above the machine is the machine), the GPUs it had, what it used."""
+    import podium.sandbox._compute as compute
+
+    monkeypatch.setattr(compute, "host_cpus", lambda: 8)
+    monkeypatch.setattr(compute, "host_memory_bytes", lambda: 64 << 30)
+    gpus = [Gpu(0, "NVIDIA A10", "00000000:18:00.0", 24 << 30), Gpu(1, "NVIDIA A10", "00000000:2A:00.0", 24 << 30)]
+    samples = [ResourceSample(3600.0, cpu_seconds=5000.0, rss_bytes=1 << 30, gpu_percent=40.0)]
+    result = ExecResult(0, False, None, 3600.5, 3 << 30, samples, cpu_seconds=5012.25)
+    record = run_compute(Limits(wall_seconds=7200, cpus=36, memory_bytes=2 << 30, gpus=(1,)), result, gpus)
+    assert record["cpus"] == 8 and record["memory_bytes"] == 2 << 30  # 36 CPUs asked of 8: 8 given
+    assert (record["gpu_model"], record["gpu_count"], record["gpu_memory_bytes"]) == ("NVIDIA A10", 1, 24 << 30)
+    assert record["used"] == {
+        "cpu_seconds": 5012.25,
+        "peak_memory_bytes": 3 << 30,
+        "gpu_hours": 0.4,
+        "wall_seconds": 3600.5,
+    }
+    assert record["cpu_model"] and record["host"]
+    bare = run_compute(Limits(wall_seconds=60), ExecResult(0, False, None, 1.0, None), gpus)
+    assert (bare["cpus"], bare["memory_bytes"], bare["gpu_model"], bare["gpu_count"]) == (8, 64 << 30, None, 0)
+    assert bare["used"]["gpu_hours"] is None and bare["used"]["cpu_seconds"] is None
+    assert compute_profile(record) == "8 CPUs, 2 GiB, 1 x NVIDIA A10 (24 GiB)"
+    assert compute_profile(bare) == "8 CPUs, 64 GiB, no GPU" and compute_profile(None) is None
+    assert compute_profile({**bare, "cpus": 1.0, "memory_bytes": 1536 << 20}) == "1 CPU, 1.5 GiB, no GPU"
+
+
+def test_hardware_mlebench_says_what_this_machine_cannot_give(monkeypatch: pytest.MonkeyPatch) -> None:
+    import podium.sandbox._compute as compute
+
+    monkeypatch.setattr(compute, "host_cpus", lambda: 2)
+    monkeypatch.setattr(compute, "host_memory_bytes", lambda: 24 << 30)
+    given, missing = shortfalls(HARDWARE["mlebench"], gpus=[])
+    assert (given.cpus, given.memory_bytes, given.gpus) == (36, 440 << 30, 0)
+    assert missing == [
+        "36 CPUs asked, but this machine gives podium 2: each run can use 2",
+        "440 GiB of memory asked, but this machine has 24 GiB: each run can use at most that",
+        "1 x NVIDIA A10 (24 GiB) asked, but this machine has no GPU(s): each run gets 0",
+    ]
+    monkeypatch.setattr(compute, "host_cpus", lambda: 64)
+    monkeypatch.setattr(compute, "host_memory_bytes", lambda: 512 << 30)
+    h100 = Gpu(0, "NVIDIA H100 80GB HBM3", "00000000:18:00.0", 81559 << 20)
+    given, missing = shortfalls(HARDWARE["mlebench"], gpus=[h100])
+    assert given.gpus == 1 and missing == [
+        "1 x NVIDIA A10 (24 GiB) asked, but this machine's GPUs are NVIDIA H100 80GB HBM3 (79.6 GiB): runs get those instead"
+    ]
+    assert shortfalls(HARDWARE["mlebench"], gpus=[Gpu(0, "NVIDIA A10", "00000000:18:00.0", 24 << 30)])[1] == []
+
+
+def test_bwrap_leaves_only_the_runs_gpus_in_the_drivers_folder(fake_smi: Path, tmp_path: Path) -> None:
+    """NVML and CUDA enumerate /proc/driver/nvidia/gpus: a run sees its GPUs' folders there, no other's."""
+    driver = tmp_path / "gpus"
+    for bus in ("0000:18:00.0", "0000:2a:00.0"):
+        (driver / bus).mkdir(parents=True)
+        (driver / bus / "information").write_text(f"Device Minor: {bus[5:7]}\n")
+    assert gpu_driver_covers((1,), driver) == [
+        "--tmpfs", str(driver), "--ro-bind", str(driver / "0000:2a:00.0"), str(driver / "0000:2a:00.0"),
+        "--remount-ro", str(driver),
+    ]  # fmt: skip
+    assert gpu_driver_covers((), driver) == ["--tmpfs", str(driver), "--remount-ro", str(driver)]
+    assert gpu_driver_covers((0,), tmp_path / "no-driver") == []
+
+
+def test_a_run_sees_its_gpu_and_no_other_on_a_gpu_machine(tmp_path: Path) -> None:
+    """On a machine with NVIDIA GPUs (skipped elsewhere): under bwrap nvidia-smi lists the run's GPU only, and a run
+    without GPUs has no device file and an empty driver folder."""
+    gpus = list_gpus() if shutil.which("nvidia-smi") else []
+    if not gpus:
+        pytest.skip("no NVIDIA GPU on this machine")
+    from podium.sandbox import get_sandbox
+
+    try:
+        sandbox = get_sandbox("bwrap")
+    except PodiumError as error:
+        pytest.skip(f"bubblewrap sandbox unavailable: {error}")
+    probe = (
+        "import glob, os, subprocess; listed = subprocess.run(['nvidia-smi', '-L'], capture_output=True, text=True); "
+        "print(listed.stdout.count('GPU '), len(glob.glob('/dev/nvidia[0-9]*')), len(os.listdir('/proc/driver/nvidia/gpus')))"
+    )
+    for given in ((gpus[-1].index,), ()):
+        result = sandbox.run(
+            ["python3", "-c", probe], mounts=[], env={}, limits=Limits(wall_seconds=60, gpus=given), workdir="/tmp",
+            stdout=tmp_path / "out.txt", stderr=tmp_path / "err.txt",
+        )  # fmt: skip
+        assert result.exit_code == 0, (tmp_path / "err.txt").read_text()
+        assert (tmp_path / "out.txt").read_text().split() == [str(len(given))] * 3
+        if given:
+            assert result.samples and result.samples[0].gpu_percent is not None

@@ -6,7 +6,8 @@ comparison did (a repeated id, an unknown id, an empty cell, rows shuffled, ...)
 score of the case is a number computed on the real private data (0.6497, 0.37517, ...), the fixture
 cannot give that number: the expected score here is what the published computation gives on the
 fixture, restated below with pandas/numpy/scipy/sklearn as the published grade.py does it (sorted with
-pandas' default sort, paired by position, ...), independently of podium's grading code.
+pandas' default sort, paired by position, ...), independently of podium's grading code, except for
+the order of tied sort keys, which is numpy's portable quicksort's (podium.grading.quicksort).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from podium import registry
 from podium.competition import Competition
 from podium.fixtures import Fixture, make_fixture, write_prepared
 from podium.grading import grade
+from podium.grading.quicksort import quicksort_argsort
 from podium.grading.table import Frame, write_csv
 from podium.grading.validator import validate
 from podium.paths import CompetitionPaths
@@ -43,23 +45,37 @@ def _read(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _sort_values(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame.sort_values(column)`` as the published grader's pandas sorts it: numpy's quicksort, rows
+    that share a key in its portable introsort's order (not this machine's numpy's, which may differ on
+    ties: podium.grading.quicksort, held to numpy's own portable sort in tests/test_quicksort.py)."""
+    return frame.iloc[quicksort_argsort(frame[column].to_numpy())]
+
+
+def _sort_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame.sort_index()`` likewise: an index already in order is left as it is."""
+    if frame.index.is_monotonic_increasing:
+        return frame
+    return frame.iloc[quicksort_argsort(frame.index.to_numpy())]
+
+
 def _classes(comp: Competition) -> list[str]:
     return [s for s, _ in comp.targets]
 
 
 def _google_quest(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
-    sub, answers = sub.sort_values("qa_id"), answers.sort_values("qa_id")
+    sub, answers = _sort_values(sub, "qa_id"), _sort_values(answers, "qa_id")
     return float(np.mean([spearmanr(sub[c], answers[c]).correlation for c in _classes(comp)]))
 
 
 def _jigsaw_toxic(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
-    sub, answers = sub.set_index("id").sort_index(), answers.set_index("id").sort_index()
+    sub, answers = _sort_index(sub.set_index("id")), _sort_index(answers.set_index("id"))
     keep = answers[_classes(comp)].sum(axis=1) >= 0
     return float(roc_auc_score(answers[keep].to_numpy(), sub[keep].to_numpy(), average="macro"))
 
 
 def _taxi(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
-    sub, answers = sub.sort_values("key"), answers.sort_values("key")
+    sub, answers = _sort_values(sub, "key"), _sort_values(answers, "key")
     return float(root_mean_squared_error(answers["fare_amount"], sub["fare_amount"]))
 
 
@@ -86,8 +102,8 @@ def _smartphone(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> 
 
 def _hms(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
     cols = _classes(comp)
-    sub = sub.sort_values("eeg_id").reset_index(drop=True)
-    answers = answers.sort_values("eeg_id").reset_index(drop=True)
+    sub = _sort_values(sub, "eeg_id").reset_index(drop=True)
+    answers = _sort_values(answers, "eeg_id").reset_index(drop=True)
     truth = answers[cols].to_numpy(float)
     truth = truth / truth.sum(axis=1, keepdims=True)
     pred = np.clip(sub[cols].to_numpy(float), 1e-15, 1 - 1e-15)
@@ -106,7 +122,7 @@ def _pfbeta(labels: np.ndarray, predictions: np.ndarray) -> float:
 
 
 def _rsna(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
-    sub, answers = sub.sort_values("prediction_id"), answers.sort_values("prediction_id")
+    sub, answers = _sort_values(sub, "prediction_id"), _sort_values(answers, "prediction_id")
     return _pfbeta(answers["cancer"].to_numpy(), sub["cancer"].to_numpy())
 
 
@@ -116,7 +132,7 @@ def _binary_auc(truth: pd.Series, score: pd.Series) -> float:
 
 def _jigsaw_bias(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
     identities = list(comp.metric.inputs["identities"]["answers"])
-    sub, answers = sub.sort_values("id"), answers.sort_values("id")
+    sub, answers = _sort_values(sub, "id"), _sort_values(answers, "id")
     sub = sub.assign(toxicity=sub["prediction"].apply(lambda x: 1 if x >= 0.5 else 0))
     answers = answers.assign(toxicity=answers["toxicity"].apply(lambda x: 1 if x >= 0.5 else 0))
     for name in identities:
@@ -138,7 +154,7 @@ def _jigsaw_bias(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) ->
 
 
 def _ventilator(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
-    sub, answers = sub.sort_values("id").reset_index(drop=True), answers.sort_values("id").reset_index(drop=True)
+    sub, answers = _sort_values(sub, "id").reset_index(drop=True), _sort_values(answers, "id").reset_index(drop=True)
     answers = answers[answers["u_out"] == 0]
     sub = sub[sub["id"].isin(answers["id"])]
     return float(mean_absolute_error(answers["pressure"].to_numpy(), sub["pressure"].to_numpy()))
@@ -148,9 +164,9 @@ def _osic(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
     sub = sub.assign(Confidence=sub["Confidence"].fillna(0))
     answers = answers.dropna(subset=["FVC"])
     answers = answers.assign(week=answers["Patient_Week"].apply(lambda x: int(x.split("_")[-1])))
-    answers = answers.sort_values("week").groupby("Patient").tail(3)
+    answers = _sort_values(answers, "week").groupby("Patient").tail(3)
     sub = sub[sub["Patient_Week"].isin(answers["Patient_Week"])]
-    sub, answers = sub.sort_values("Patient_Week"), answers.sort_values("Patient_Week")
+    sub, answers = _sort_values(sub, "Patient_Week"), _sort_values(answers, "Patient_Week")
     true = answers.loc[answers["Patient_Week"].isin(sub["Patient_Week"]), "FVC"].to_numpy()
     sigma = np.maximum(sub["Confidence"].to_numpy(), 70)
     delta = np.minimum(np.abs(true - sub["FVC"].to_numpy()), 1000)
@@ -159,8 +175,8 @@ def _osic(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
 
 def _stanford(comp: Competition, answers: pd.DataFrame, sub: pd.DataFrame) -> float:
     scored = ["reactivity", "deg_Mg_pH10", "deg_Mg_50C"]
-    sub = sub[["id_seqpos", *scored, "deg_pH10", "deg_50C"]].sort_values("id_seqpos").sort_index(axis=1)
-    answers = answers.sort_values("id_seqpos").sort_index(axis=1)
+    sub = _sort_values(sub[["id_seqpos", *scored, "deg_pH10", "deg_50C"]], "id_seqpos").sort_index(axis=1)
+    answers = _sort_values(answers, "id_seqpos").sort_index(axis=1)
     mask = answers["keep"]  # a boolean Series: pandas applies it to the submission by index label
     sub, answers = sub[mask], answers[mask]
     return float(np.mean([root_mean_squared_error(answers[c], sub[c]) for c in scored]))
@@ -269,8 +285,10 @@ def _osic_edit(kind: str) -> Edit:
     def edit(comp: Competition, fixture: Fixture) -> Frame:
         columns = _noisy(comp, fixture)
         scored, unvisited = _osic_rows(fixture)
-        if kind == "dropped":
+        if kind in ("dropped", "unvisited only"):
             kept = np.delete(np.arange(fixture.perfect.n_rows), scored)
+            if kind == "unvisited only":  # no row the published grader scores: the mean of none, NaN
+                kept = np.flatnonzero(np.asarray(fixture.answers["has_fvc"]) == "0")
             return Frame({k: v[kept] for k, v in columns.items()}, kept.size)
         if kind == "repeated":  # the scored row named as a row without a visit: that id twice, never scored
             columns["Patient_Week"][scored] = columns["Patient_Week"][unvisited]
@@ -373,6 +391,7 @@ CASES = [
     Case("osic-pulmonary-fibrosis-progression", "a scored row dropped", _osic_edit("dropped"), _osic, False),
     Case("osic-pulmonary-fibrosis-progression", "a repeated id", _osic_edit("repeated"), _osic, False),
     Case("osic-pulmonary-fibrosis-progression", "one empty FVC cell", _osic_edit("empty"), _osic, False),
+    Case("osic-pulmonary-fibrosis-progression", "only rows without a visit", _osic_edit("unvisited only"), NAN, False),
     Case("rsna-breast-cancer-detection", "empty prediction", _cell("cancer", 3, ""), _rsna, False),
     Case("rsna-breast-cancer-detection", "predictions outside [0, 1]", _cell("cancer", 1, "1.7"), _rsna, False),
     Case(

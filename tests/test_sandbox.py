@@ -352,8 +352,11 @@ def test_isolation_sees_only_the_allowed_filesystem(isolated: Sandbox, job: Job,
     assert token not in job.stdout
     assert "LEAKED" not in job.stdout and "VISIBLE" not in job.stdout and "FOUND" not in job.stdout
     top = json.loads(job.stdout.split("ROOT ")[1].splitlines()[0])
-    python_tops = {folder.split("/")[1] for folder in host_python().folders}  # the parents of Python's own folders
-    allowed = SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys"} if isolated.name == "docker" else set())
+    python_tops = {path.split("/")[1] for path in host_python().shown}  # the parents of Python's own folders and files
+    # docker: its own marker, an empty /sys, and /run holding the FIFO the command waits on until it is observed
+    allowed = (
+        SANDBOX_ROOT_ENTRIES | python_tops | ({".dockerenv", "sys", "run"} if isolated.name == "docker" else set())
+    )
     assert set(top) <= allowed
     if sys.base_prefix.startswith("/root/"):
         assert json.loads(job.stdout.split("ROOT-HOME ")[1].splitlines()[0]) == [sys.base_prefix.split("/")[2]]
@@ -555,6 +558,101 @@ def test_isolation_contains_a_fork_bomb(isolated: Sandbox, job: Job) -> None:
     assert result.seconds < 15
     assert _processes_with(token) == []  # the sleeping children died with the run
     assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
+
+
+LIMITS_PROBE = """
+import json, os, subprocess, time
+import joblib
+from sklearn.utils.parallel import Parallel, delayed
+
+def pid_after(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+# as many tasks as the machine has CPUs and more, each long enough that every worker the pool starts takes one
+pids = Parallel(n_jobs=-1)(delayed(pid_after)(0.3) for _ in range(2 * os.cpu_count() + 2))
+meminfo = dict(line.split(":", 1) for line in open("/proc/meminfo").read().splitlines())
+print(json.dumps({
+    "nproc": int(subprocess.run(["nproc"], capture_output=True, text=True).stdout),
+    "affinity": len(os.sched_getaffinity(0)),
+    "joblib": joblib.cpu_count(),
+    "workers": len(set(pids)),
+    "mem_total_kib": int(meminfo["MemTotal"].split()[0]),
+    "mem_available_kib": int(meminfo["MemAvailable"].split()[0]),
+    "swap_kib": int(meminfo["SwapTotal"].split()[0]),
+    "threads": {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+}))
+"""
+
+
+def test_the_agent_sees_its_own_cpus_memory_and_threads(any_sandbox: Sandbox, job: Job) -> None:
+    """Issue 30 §4: capped at 1 CPU (2 where the machine has more than 2) and 2 GiB, the agent saw the host's CPUs and
+    memory, so scikit-learn's n_jobs=-1 started a worker per host CPU, throttled onto its share. Now nproc, its
+    affinity and joblib agree on the cap, n_jobs=-1 starts that many workers, /proc/meminfo says 2 GiB (bwrap and
+    docker; local keeps the host's), the BLAS thread variables follow the cap unless the run's env sets them."""
+    cap = 1 if len(os.sched_getaffinity(0)) <= 2 else 2
+    result = job.run(
+        any_sandbox,
+        LIMITS_PROBE,
+        env={"MKL_NUM_THREADS": "3"},  # as an agent.yaml's env: it wins
+        limits=Limits(wall_seconds=120, cpus=cap, memory_bytes=2 << 30),
+    )
+    assert result.exit_code == 0, job.stderr[-3000:]
+    seen = json.loads(job.stdout.splitlines()[-1])
+    assert seen["nproc"] == seen["affinity"] == seen["joblib"] == seen["workers"] == cap, seen
+    assert seen["threads"] == {"OMP_NUM_THREADS": str(cap), "MKL_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": str(cap)}
+    if any_sandbox.isolated:
+        assert seen["mem_total_kib"] == 2 << 20 and 0 < seen["mem_available_kib"] <= 2 << 20, seen
+        assert seen["swap_kib"] == 0
+
+
+def test_cpu_shares_spread_concurrent_runs_over_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.sandbox._limits import cpu_share
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    with cpu_share(Limits(wall_seconds=1, cpus=1.5)) as first, cpu_share(Limits(wall_seconds=1, cpus=2)) as second:
+        assert first == (0, 1) and second == (2, 3)  # the least held CPUs first
+        with cpu_share(Limits(wall_seconds=1, cpus=0.5)) as third, cpu_share(Limits(wall_seconds=1)) as uncapped:
+            assert third == (0,) and uncapped is None
+    with cpu_share(Limits(wall_seconds=1, cpus=64)) as everything:
+        assert everything == (0, 1, 2, 3)  # more than the machine has: all of it
+
+
+def test_meminfo_shows_the_cap_in_the_hosts_layout() -> None:
+    from podium.sandbox._limits import meminfo
+
+    host = "MemTotal:       24683568 kB\nMemFree:         1000000 kB\nMemAvailable:   21775112 kB\n" \
+        "Cached:          3000000 kB\nSwapTotal:       8000000 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\n"  # fmt: skip
+    lines = dict(line.split(":") for line in meminfo(2 << 30, host).splitlines())
+    assert {k: v.split()[0] for k, v in lines.items()} == {
+        "MemTotal": "2097152", "MemFree": "2097152", "MemAvailable": "2097152", "Cached": "0", "SwapTotal": "0",
+        "HugePages_Total": "0", "Hugepagesize": "2048",
+    }  # fmt: skip
+    tight = dict(line.split(":") for line in meminfo(64 << 30, host).splitlines())
+    assert tight["MemTotal"].split()[0] == "24683568" and tight["MemAvailable"].split()[0] == "21775112"
+
+
+def test_the_network_is_observed_inside_the_agents_namespace_before_it_starts(any_sandbox: Sandbox, job: Job) -> None:
+    """I2: what the agent's network was, taken in its own namespace before its command ran (an agent that exits at
+    once still has it); loopback only in bwrap and docker, the host's own under local."""
+    from podium.sandbox._network import observe_network
+
+    result = any_sandbox.run(
+        ["true"], mounts=job.mounts, env={}, limits=Limits(wall_seconds=30), workdir="/job",
+        stdout=job.root / "out.txt", stderr=job.root / "err.txt",
+    )  # fmt: skip
+    assert result.exit_code == 0 and result.network is not None, (job.root / "err.txt").read_text()
+    network = result.network
+    assert network["observed_by"] == "sandbox" and network["at"] == "start", network
+    if any_sandbox.isolated:
+        (lo,) = network["interfaces"]
+        assert lo["name"] == "lo" and lo["up"] and lo["loopback"] and "127.0.0.1/8" in lo["addresses"], network
+        assert all(" dev lo" in route for route in network["routes"]), network
+    else:
+        host = observe_network()
+        assert network["interfaces"] == host["interfaces"] and network["routes"] == host["routes"]
+        names = {line.split(":")[0].strip() for line in Path("/proc/net/dev").read_text().splitlines()[2:]}
+        assert {i["name"] for i in host["interfaces"]} == names
 
 
 @needs_memory_cgroup
@@ -787,7 +885,7 @@ def test_mount_sources_and_bwrap_arguments_name_no_host_path(isolated: Sandbox, 
     assert result.exit_code == 0, job.stderr
     assert "/job/data" in job.stdout and "/job/out" in job.stdout
     shown = job.stdout
-    for folder in host_python().folders:  # the host's Python shows at its own paths (an editable checkout's src too)
+    for folder in host_python().shown:  # the host's Python shows at its own paths (an editable checkout's src too)
         shown = re.sub(rf"(?<=\s){re.escape(folder)}(?=\s)", "PYTHON-FOLDER", shown)
     for secret in (str(job.root), str(job.root.parent), str(REPO), "/run/podium-sandbox"):
         assert secret not in shown, (secret, shown)
@@ -921,3 +1019,84 @@ def test_sample_log_writes_each_kept_sample_live_and_never_through_a_link(tmp_pa
     linked.add(ResourceSample(0.0, cpu_seconds=0.0, rss_bytes=1))
     linked.close()
     assert target.read_text() == "untouched\n" and len(linked) == 1  # not written through; the samples still kept
+
+
+# --- through `podium run`: what the record keeps ------------------------------------------------------
+
+SEEING_AGENT = """
+import glob, os, shutil, subprocess
+print("NPROC", subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip())
+print("MEMTOTAL", open("/proc/meminfo").readline().split()[1])
+print("HARDWARE", os.environ["HARDWARE"])
+shutil.copy(glob.glob("data/*sample*.csv")[0], "submission/submission.csv")  # relative: local has its own root
+"""
+
+
+@pytest.fixture(scope="module")
+def practice_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One practice competition prepared offline (its data ships with scikit-learn)."""
+    from podium import registry
+    from podium.data.prepare import prepare_competition
+
+    root = tmp_path_factory.mktemp("practice")
+    prepare_competition(registry.get("practice-wine"), root)
+    return root
+
+
+def _podium_run(tmp_path: Path, data_dir: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], dict, str]:
+    agent = tmp_path / "seeing"
+    agent.mkdir(exist_ok=True)
+    (agent / "agent.yaml").write_text("name: seeing\ncommand: [python3, /home/agent/main.py]\n")
+    (agent / "main.py").write_text(SEEING_AGENT)
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--competitions", "practice-wine",
+         "--time-limit", "5m", "--data-dir", str(data_dir), "--runs-dir", str(runs), *flags],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    records = sorted(runs.glob("*/*/*/record.json"))
+    record = json.loads(records[0].read_text()) if records else {}
+    logs = records[0].parent / "logs" / "agent.stdout.log" if records else None
+    return done, record, logs.read_text() if logs and logs.is_file() else ""
+
+
+def test_an_agent_capped_at_one_cpu_and_2_gib_sees_them_and_the_record_keeps_its_compute(
+    bwrap: Sandbox, tmp_path: Path, practice_dir: Path
+) -> None:
+    """`podium run --cpus 1 --memory 2G`: the agent sees one CPU and 2 GiB (and is told so in HARDWARE); the record
+    carries what it had and used (I3) and the network observed in its namespace at the start (I2)."""
+    done, record, stdout = _podium_run(tmp_path, practice_dir, "--cpus", "1", "--memory", "2G")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "NPROC 1\nMEMTOTAL 2097152\nHARDWARE 1 CPU core(s), 2 GiB memory, no GPU\n" in stdout, stdout
+    compute = record["compute"]
+    assert (compute["cpus"], compute["memory_bytes"], compute["gpu_count"], compute["gpu_model"]) == (
+        1,
+        2 << 30,
+        0,
+        None,
+    )
+    assert compute["used"]["cpu_seconds"] > 0 and compute["used"]["wall_seconds"] > 0 and compute["cpu_model"]
+    assert compute["used"]["peak_memory_bytes"] > 0 and compute["used"]["gpu_hours"] is None
+    observed = record["isolation"]["network_observed"]
+    assert [i["name"] for i in observed["interfaces"]] == ["lo"] and observed["observed_by"] == "sandbox", observed
+    assert "network" not in record["agent_result"]
+
+
+def test_hardware_mlebench_asks_for_the_papers_setting_and_says_what_is_missing(
+    tmp_path: Path, practice_dir: Path
+) -> None:
+    done, _, _ = _podium_run(tmp_path, practice_dir, "--hardware", "mlebench", "--gpus", "0")
+    assert done.returncode == 2 and "podium: error: --hardware mlebench sets the CPUs, memory and GPUs of each run, " \
+        "and so does --gpus. Fix: drop --gpus, or --hardware" in done.stderr, done.stderr  # fmt: skip
+    done, record, stdout = _podium_run(tmp_path, practice_dir, "--hardware", "mlebench", "--sandbox", "local")
+    assert done.returncode == 0, done.stderr[-3000:]
+    here = len(os.sched_getaffinity(0))
+    if here < 36:
+        assert (
+            f"podium: warning: --hardware mlebench: 36 CPUs asked, but this machine gives podium {here}" in done.stderr
+        )
+    if not shutil.which("nvidia-smi"):
+        assert "1 x NVIDIA A10 (24 GiB) asked, but this machine has no GPU(s): each run gets 0" in done.stderr
+    assert record["limits"]["cpus"] == 36 and record["limits"]["memory_bytes"] == 440 << 30
+    assert record["compute"]["cpus"] == min(36, here) and f"NPROC {min(36, here)}" in stdout
+    assert record["isolation"]["network_observed"]["interfaces"] != [], "local: the host's network"

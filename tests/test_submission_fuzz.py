@@ -38,6 +38,7 @@ from podium.grading.columns import as_numpy
 from podium.grading.files import open_user_file
 from podium.grading.table import read_csv, write_csv
 from podium.grading.validator import validate
+from podium.records import GradeReport
 
 MESSAGE_LIMIT = 4096  # bytes a grading or validation message may take, whatever the file
 HANG_GUARD_S = 120  # far beyond any example here; only a hang reaches it
@@ -66,6 +67,8 @@ NASTY = [
     "NA",
     "null",
     "9" * 25,
+    "99999999999999999999 1",
+    "1 99999999999999999999",
     str(2**63),
     str(-(2**63) - 1),
     str(2**53 + 1),
@@ -199,10 +202,16 @@ def _mutated(draw: st.DrawFn, bases: dict[str, list[list[str]]]) -> bytes:
 def test_fuzzed_submissions_are_graded_or_refused_and_validation_agrees(
     prepared: dict[str, object], data: st.DataObject
 ) -> None:
+    _graded_and_validated_alike(prepared, data.draw(_mutated(prepared["bases"])))  # type: ignore[arg-type]
+
+
+def _graded_and_validated_alike(prepared: dict[str, object], content: bytes) -> GradeReport | None:
+    """Grade and validate ``content``: a report or a harness error (None: podium blames itself,
+    loudly, which is allowed, never an agent's invalid submission), never another exception; short
+    messages, and the same verdict and message from both (see the module's docstring)."""
     comp = prepared["competition"]
     assert isinstance(comp, Competition)
     root, sample = Path(str(prepared["root"])), Path(str(prepared["sample"]))
-    content = data.draw(_mutated(prepared["bases"]))  # type: ignore[arg-type]
     path = root / "fuzzed" / "submission.csv"
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(content)
@@ -213,7 +222,7 @@ def test_fuzzed_submissions_are_graded_or_refused_and_validation_agrees(
         try:
             report = grade(comp, path, root)
         except HarnessError:
-            return  # podium blames itself, loudly: allowed, never an agent's invalid submission
+            return None
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -226,6 +235,36 @@ def test_fuzzed_submissions_are_graded_or_refused_and_validation_agrees(
     elif not report.valid_submission and validation.valid:
         # only the metric saw it: then the shared check passes with the answers' keys as well
         with open_user_file(path) as file:
-            check_submission(comp, read_submission(comp, file), prepared["answer_keys"])  # type: ignore[arg-type]
+            check_submission(comp, read_submission(comp, file), prepared["answer_keys"])
     elif report.valid_submission and validation.valid:
         assert set(validation.warnings) <= set(report.warnings)
+    return report
+
+
+def _csv(rows: list[list[str]]) -> bytes:
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    return text.getvalue().encode("utf-8")
+
+
+def test_a_file_with_only_the_header_gets_a_verdict(prepared: dict[str, object]) -> None:
+    """Never a harness error (osic@1 said "no rows to score"): a report, as validation gives it."""
+    header = prepared["bases"]["perfect"][0]  # type: ignore[index]
+    assert _graded_and_validated_alike(prepared, _csv([header])) is not None, "a harness error"
+
+
+def test_an_rle_number_beyond_64_bits_is_refused_in_one_line(prepared: dict[str, object]) -> None:
+    """uw-madison@1 raised OverflowError on it; the newest versions quoted the largest int64 instead."""
+    comp = prepared["competition"]
+    assert isinstance(comp, Competition)
+    rows = [list(r) for r in prepared["bases"]["perfect"]]  # type: ignore[index]
+    rle = [rows[0].index(c.name) for c in comp.columns if c.kind == "rle" and c.name in rows[0]]
+    cell = next(((r, c) for c in rle for r in range(1, len(rows)) if len(rows[r][c].split()) >= 2), None)
+    if cell is None:
+        pytest.skip("no run-length encoded cell here")
+    r, c = cell
+    rows[r][c] = " ".join(["99999999999999999999", *rows[r][c].split()[1:]])
+    report = _graded_and_validated_alike(prepared, _csv(rows))
+    assert report is not None, "a harness error"
+    assert not report.valid_submission and report.error
+    assert "\n" not in report.error and "99999999999999999999" in report.error, report.error

@@ -3,8 +3,9 @@
     python benchmarks/audit_judge/tokens.py RUN_OR_GROUP... [--model gpt-4o-2024-08-06] [--seeds 3]
         [--chars-per-token 4] [--answer-tokens 300]
 
-For every run it builds exactly what the judge sends (podium.audit.judge: the system prompt, each
-question, the run's logs or code in 128,000-character chunks) and counts characters; tokens are
+For every run it builds exactly what the judge sends (podium.audit.judge: the system prompt, and each
+question with each 128,000-character chunk of the run's material: the proxy's transcript, the lines of
+risk, the logs and the code) and counts characters; tokens are
 characters / --chars-per-token (OpenAI's rule of thumb for English and code is 4; no tokenizer is
 downloaded), and each call's answer is taken as --answer-tokens. The cost uses podium's price table
 (podium/agents/prices.yaml) for --model; the group's cost is the mean run's times 75 competitions x
@@ -23,16 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from podium.agents.prices import price_of
 from podium.audit import AuditContext, find_runs
-from podium.audit.judge import QUESTIONS, SYSTEM, _sources, chunks
+from podium.audit.judge import QUESTIONS, SYSTEM, ask_prompt
+from podium.audit.judge_material import Material
 
 
 def run_chars(run: Path) -> tuple[int, int]:
     """(characters sent, calls) for one run's three questions."""
-    ctx = AuditContext(run)
     sent = calls = 0
-    for question in QUESTIONS:
-        for piece in chunks(_sources(ctx, question.reads)) or []:
-            sent += len(SYSTEM) + len(question.text) + len(piece)
+    for chunk in Material(AuditContext(run)).chunks():
+        for question in QUESTIONS:
+            sent += len(SYSTEM) + len(ask_prompt(question, chunk))
             calls += 1
     return sent, calls
 

@@ -23,6 +23,7 @@ __all__ = [
     "GradeReport",
     "RunRecord",
     "ValidationResult",
+    "compute_profile",
     "definitions",
     "medal_of",
 ]
@@ -151,6 +152,8 @@ class RunRecord:
     seed: int
     agent: str
     agent_hash: str | None = None
+    #: The absolute path of the agent folder that ran (its hash is ``agent_hash``), for the audit to read and check.
+    agent_folder: str | None = None
     status: str = "finished"
     sandbox: str | None = None
     image: str | None = None
@@ -170,6 +173,9 @@ class RunRecord:
     grade: GradeReport | None = None
     node: str | None = None  # the cluster node that ran the agent (``--cluster``); None for a local run
     cluster: dict[str, Any] | None = None  # the cluster's address, the node's id, every attempt's node
+    #: The compute the run had and used (CPU model, CPUs and memory given, GPUs, CPU-seconds, peak memory,
+    #: GPU-hours; :func:`podium.sandbox.run_compute`); None in records of older podiums and of failed runs.
+    compute: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -181,7 +187,7 @@ class RunRecord:
         data = asdict(self)
         if self.error is None:
             del data["error"]
-        for key in ("node", "cluster"):  # a local run's record is as it always was
+        for key in ("node", "cluster", "compute"):  # a local run's record is as it always was
             if data[key] is None:
                 del data[key]
         if self.status == "harness_error":
@@ -197,6 +203,11 @@ class RunRecord:
         values["grade"] = GradeReport.from_dict(grade) if isinstance(grade, dict) else None
         return cls(**values)
 
+    @property
+    def compute_profile(self) -> str | None:
+        """The compute this run was given, in words (:func:`compute_profile`); None for a record without it."""
+        return compute_profile(self.compute)
+
     def harness_failure(self) -> str | None:
         """Why the run failed because of the harness, not the agent; None for a run the agent finished."""
         if self.status != "finished":
@@ -205,3 +216,32 @@ class RunRecord:
         if self.agent_result is None:
             return "no agent result (the agent never ran)"
         return None
+
+
+def compute_profile(compute: Mapping[str, Any] | None) -> str | None:
+    """The compute a run was given, in words that are equal exactly when two runs had the same setting:
+    '2 CPUs, 2 GiB, no GPU', '36 CPUs, 440 GiB, 1 x NVIDIA A10 (24 GiB)'. None for a record without its
+    compute (an older podium's, a failed run's). What was used is not part of it."""
+    if not compute:
+        return None
+    cpus, memory = compute.get("cpus"), compute.get("memory_bytes")
+    parts = [
+        f"{_number(cpus)} CPU{'' if cpus == 1 else 's'}" if isinstance(cpus, (int, float)) else "CPUs unknown",
+        f"{_gib(memory)} GiB" if isinstance(memory, int) else "memory unknown",
+    ]
+    count = compute.get("gpu_count") or 0
+    if count:
+        gpu_memory = compute.get("gpu_memory_bytes")
+        each = f" ({_gib(gpu_memory)} GiB)" if isinstance(gpu_memory, int) else ""
+        parts.append(f"{count} x {compute.get('gpu_model') or 'GPU'}{each}")
+    else:
+        parts.append("no GPU")
+    return ", ".join(parts)
+
+
+def _gib(size: int) -> str:
+    return _number(round(size / 2**30, 1))
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"

@@ -85,6 +85,7 @@ def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboar
 _CHOICES = {
     ("matching", "pairing"): ("key", "sorted", "sorted_index", "position", "subset"),
     ("matching", "columns"): ("name", "position"),
+    ("matching", "no_rows"): ("graded", "invalid"),
     ("where", "submission_rows"): ("paired", "file_position", "id"),
 }
 

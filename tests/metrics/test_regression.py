@@ -236,6 +236,8 @@ def test_laplace_perfect_prediction_and_no_scored_rows() -> None:
     kwargs = {"confidence": arr(70, 70), "patients": np.array(["A", "A"]), "weeks": arr(1, 2)}
     assert laplace_log_likelihood(true, true, **kwargs) == pytest.approx(-math.log(math.sqrt(2) * 70))
     assert math.isnan(laplace_log_likelihood(arr(math.nan, math.nan), true, **kwargs))
+    none = {"confidence": arr(), "patients": np.array([], dtype=object), "weeks": arr()}
+    assert math.isnan(laplace_log_likelihood(arr(), arr(), **none))  # osic@1 scores only the rows it is given
 
 
 @FAST

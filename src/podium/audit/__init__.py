@@ -41,7 +41,7 @@ from podium.audit.registry import (
     register_check,
     resolve_checks,
 )
-from podium.audit.types import CheckResult, Evidence, Flag, RunAudit, combine_verdicts
+from podium.audit.types import CheckResult, Evidence, Flag, NotApplicable, RunAudit, combine_verdicts
 
 # The built-in checks register themselves, in this order (the order audit.json and the report list them).
 from podium.audit import submission, external, oracle, integrity, plagiarism, judge  # noqa: F401  isort: skip
@@ -56,6 +56,7 @@ __all__ = [
     "Evidence",
     "Flag",
     "LlamaCppScorer",
+    "NotApplicable",
     "ProbabilityCache",
     "RunAudit",
     "ServerScorer",

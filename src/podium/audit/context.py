@@ -2,9 +2,11 @@
 
 Everything under a run's ``code/``, ``logs/`` and ``submission/`` was written by the agent, so it is
 hostile input: :class:`AuditContext` never follows a symbolic link (a link is skipped, and files are
-opened with ``O_NOFOLLOW``), walks at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` folders deep,
-and reads at most :data:`MAX_READ` bytes of a file. Checks read the run through it only, never by
-opening paths themselves, so these bounds hold for every check.
+opened with ``O_NOFOLLOW``), refuses a file of the run's folder with more than one hard link (it may
+be a host file a crafted transfer linked in; :meth:`AuditContext.hard_links` names those it met),
+walks at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` folders deep, and reads at most
+:data:`MAX_READ` bytes of a file. Checks read the run through it only, never by opening paths
+themselves, so these bounds hold for every check.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ __all__ = [
     "MAX_FILES",
     "MAX_HASHED",
     "MAX_READ",
+    "AgentFolder",
     "AuditContext",
     "file_sha256",
     "read_bounded",
@@ -49,14 +53,15 @@ _MARKERS: dict[tuple[str, int, int], Any] = {}
 _TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
 
 
-def _chunks(path: Path, limit: int | None) -> Iterator[bytes] | None:
+def _chunks(path: Path, limit: int | None, single_link: bool = False) -> Iterator[bytes] | None:
     """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
-    None for a link, a non-file or an unreadable one."""
+    None for a link, a non-file, an unreadable one, or (``single_link``) one with more than one hard link."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (single_link and info.st_nlink > 1):
         os.close(fd)
         return None
 
@@ -75,15 +80,17 @@ def _chunks(path: Path, limit: int | None) -> Iterator[bytes] | None:
     return read()
 
 
-def read_bounded(path: Path, limit: int = MAX_READ) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one."""
-    chunks = _chunks(path, limit)
+def read_bounded(path: Path, limit: int = MAX_READ, *, single_link: bool = False) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one, and
+    with ``single_link`` for a file with more than one hard link."""
+    chunks = _chunks(path, limit, single_link)
     return None if chunks is None else b"".join(chunks)
 
 
-def file_sha256(path: Path) -> str | None:
-    """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file."""
-    chunks = _chunks(path, None)
+def file_sha256(path: Path, *, single_link: bool = False) -> str | None:
+    """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file
+    (or, with ``single_link``, a file with more than one hard link)."""
+    chunks = _chunks(path, None, single_link)
     if chunks is None:
         return None
     digest = hashlib.sha256()
@@ -92,8 +99,9 @@ def file_sha256(path: Path) -> str | None:
     return digest.hexdigest()
 
 
-def walk_files(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]:
-    """Regular files under ``root`` (no links followed, bounded), in path order."""
+def walk_files(root: Path, suffixes: tuple[str, ...] | None, hard_links: list[Path] | None = None) -> tuple[Path, ...]:
+    """Regular files under ``root`` (no links followed, bounded), in path order. Given ``hard_links``, a file with
+    more than one hard link is left out and added to it instead."""
     if not _is_real_dir(root):
         return ()
     found: list[Path] = []
@@ -111,10 +119,20 @@ def walk_files(root: Path, suffixes: tuple[str, ...] | None) -> tuple[Path, ...]
                 if depth < MAX_DEPTH:
                     stack.append((Path(entry.path), depth + 1))
             elif entry.is_file(follow_symlinks=False) and (suffixes is None or entry.name.endswith(suffixes)):
+                if hard_links is not None and _links(entry) > 1:
+                    hard_links.append(Path(entry.path))
+                    continue
                 found.append(Path(entry.path))
                 if len(found) >= MAX_FILES:
                     break
     return tuple(sorted(found))
+
+
+def _links(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_nlink
+    except OSError:
+        return 0
 
 
 def _is_real_dir(path: Path) -> bool:
@@ -138,13 +156,14 @@ class AuditContext:
         self._digests: dict[str, str | None] = {}
         self._code: tuple[Path, ...] | None = None
         self._logs: tuple[Path, ...] | None = None
+        self._hard_links: list[Path] = []
 
     # -- what podium wrote ----------------------------------------------------------------------
 
     @cached_property
     def record(self) -> RunRecord | None:
         """The run's record, or None when it is missing or unreadable."""
-        data = read_bounded(self.paths.record, _MAX_RECORD)
+        data = read_bounded(self.paths.record, _MAX_RECORD, single_link=True)
         if data is None:
             return None
         try:
@@ -203,7 +222,7 @@ class AuditContext:
         """Every call the run made to the validation endpoint, as the endpoint logged it."""
         if self.record is not None and self.record.validation_calls:
             return tuple(c for c in self.record.validation_calls if isinstance(c, dict))
-        data = read_bounded(self.paths.validation_log, _MAX_RECORD)
+        data = read_bounded(self.paths.validation_log, _MAX_RECORD, single_link=True)
         calls: list[Mapping[str, Any]] = []
         for line in (data or b"").decode("utf-8", "replace").splitlines():
             try:
@@ -221,24 +240,36 @@ class AuditContext:
         """The submission file, when it is a regular file (not a link)."""
         path = self.paths.submission_file
         try:
-            return path if _is_real_dir(self.paths.submission) and stat.S_ISREG(os.lstat(path).st_mode) else None
+            info = os.lstat(path)
         except OSError:
             return None
+        if not (_is_real_dir(self.paths.submission) and stat.S_ISREG(info.st_mode)):
+            return None
+        if info.st_nlink > 1:
+            self._hard_links.append(path)
+            return None
+        return path
 
     @cached_property
     def record_sha256(self) -> str | None:
         """The SHA-256 of ``record.json`` (what a check keys its cache by when it reads only the record)."""
-        return file_sha256(self.paths.record)
+        return file_sha256(self.paths.record, single_link=True)
+
+    def hard_links(self) -> tuple[str, ...]:
+        """The files of the run (relative to its folder) that were refused for having more than one hard link, among
+        the submission, the code and the logs."""
+        _ = self.submission, self.code_files(), self.log_files()
+        return tuple(sorted({self.relative(p) for p in self._hard_links}))
 
     def code_files(self) -> tuple[Path, ...]:
         """Python files the agent left: everything under ``code/``, plus the best node's code that AIDE keeps
         among its logs (``logs/aide/*/best_solution.py``)."""
         if self._code is not None:
             return self._code
-        files = list(walk_files(self.paths.code, (".py",)))
+        files = list(walk_files(self.paths.code, (".py",), self._hard_links))
         aide = self.paths.logs / "aide"
         if _is_real_dir(aide):
-            files += [p for p in walk_files(aide, (".py",)) if p.name == "best_solution.py"]
+            files += [p for p in walk_files(aide, (".py",), self._hard_links) if p.name == "best_solution.py"]
         self._code = tuple(files)
         return self._code
 
@@ -272,7 +303,7 @@ class AuditContext:
     def log_files(self) -> tuple[Path, ...]:
         """Text files under ``logs/`` (the agent's and its tools' logs), bounded like every walk."""
         if self._logs is None:
-            self._logs = walk_files(self.paths.logs, _TEXT_SUFFIXES)
+            self._logs = walk_files(self.paths.logs, _TEXT_SUFFIXES, self._hard_links)
         return self._logs
 
     def inside(self, sandbox_path: str) -> Path | None:
@@ -283,29 +314,39 @@ class AuditContext:
                 if ".." in relative.parts or relative.is_absolute():
                     return None
                 path = folder / relative
-                return path if path in set(walk_files(folder, None)) else None
+                return path if path in set(walk_files(folder, None, [])) else None
         return None
 
     def read_text(self, path: Path, limit: int = MAX_READ) -> str:
         """A file of the run as text (undecodable bytes replaced), at most ``limit`` bytes; '' for a link or none."""
-        data = read_bounded(path, limit)
+        data = read_bounded(path, limit, single_link=self._in_run(path))
         return data.decode("utf-8", "replace") if data is not None else ""
 
     def read_bytes(self, path: Path, limit: int = MAX_READ) -> bytes | None:
-        return read_bounded(path, limit)
+        return read_bounded(path, limit, single_link=self._in_run(path))
+
+    def _in_run(self, path: Path) -> bool:
+        """Whether ``path`` is in the run's folder (where a file with two hard links is refused)."""
+        return Path(path).is_relative_to(self.run_dir)
 
     def fingerprint(self, path: Path) -> str:
         """What a check reads of a file, for its cache key: the SHA-256 of its first :data:`MAX_READ` bytes (all a
         check reads) and its size; '' for a link or none. Bounded, however large the agent made the file."""
         key = f"fp:{path}"
         if key not in self._digests:
-            data = read_bounded(path)
+            data = read_bounded(path, single_link=self._in_run(path))
             try:
                 size = os.lstat(path).st_size
             except OSError:
                 size = -1
             self._digests[key] = f"{size}:{hashlib.sha256(data).hexdigest()}" if data is not None else ""
         return self._digests[key] or ""
+
+    def files_sha256(self, paths: Iterable[Path]) -> str:
+        """One checksum of what a check reads of ``paths``: each file's name (relative to the run) and
+        :meth:`fingerprint`, in order; for a cache key and for a result's ``inputs``."""
+        text = "|".join(f"{self.relative(p)}:{self.fingerprint(p)}" for p in paths)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def sha256(self, path: Path) -> str | None:
         """The SHA-256 of a whole regular file of the run (read without following a link), or None; None too for
@@ -316,7 +357,7 @@ class AuditContext:
                 small = os.lstat(path).st_size <= MAX_HASHED
             except OSError:
                 small = False
-            self._digests[key] = file_sha256(path) if small else None
+            self._digests[key] = file_sha256(path, single_link=self._in_run(path)) if small else None
         return self._digests[key]
 
     def relative(self, path: Path) -> str:
@@ -326,17 +367,52 @@ class AuditContext:
         except ValueError:
             return str(path)
 
-    def agent_dir(self) -> Path | None:
-        """The agent's own folder (its scaffold): ``options["agent_dir"]``, else the built-in agent the record names."""
+    @cached_property
+    def agent_folder(self) -> AgentFolder:
+        """The agent's own folder (its scaffold), checked against the record's ``agent_hash`` whenever it is read:
+        ``options["agent_dir"]`` when given, else the folder the record names (``agent_folder``, kept since podium
+        recorded it), else the built-in agent the record names."""
         given = self.options.get("agent_dir")
+        record = self.record
         if given:
-            return Path(given).expanduser()
-        if self.record is None:
-            return None
-        from podium.agents import BUILTIN
+            folder, source = Path(given).expanduser(), "--agent-dir"
+        elif record is not None and record.agent_folder:
+            folder, source = Path(record.agent_folder), "the record"
+        elif record is not None and record.agent and "/" not in record.agent and _is_real_dir(_builtin(record.agent)):
+            folder, source = _builtin(record.agent), "the built-in agents"
+        elif record is not None and record.agent and _is_real_dir(Path(record.agent).expanduser()):
+            folder, source = Path(record.agent).expanduser(), "the record's agent"
+        else:
+            return AgentFolder(None, "the agent's folder is not known (the record names none; give --agent-dir)")
+        if not _is_real_dir(folder):
+            return AgentFolder(None, f"{folder} (named by {source}) is no folder (give --agent-dir)")
+        if read_bounded(folder / "agent.yaml", 1) is None:  # every agent folder has one; no other folder is hashed
+            return AgentFolder(None, f"{folder} (named by {source}) holds no agent.yaml: it is no agent folder")
+        if record is None or not record.agent_hash:
+            return AgentFolder(None, f"{folder} cannot be checked: the record holds no agent_hash")
+        from podium.agents import folder_digest
 
-        name = self.record.agent
-        if name and "/" not in name and _is_real_dir(BUILTIN / name):
-            return BUILTIN / name
-        folder = Path(name).expanduser()
-        return folder if name and _is_real_dir(folder) else None
+        runs_root = [self.run_dir.parents[2]] if len(self.run_dir.parents) > 2 else []
+        found = folder_digest(folder, skip=runs_root)
+        if found != record.agent_hash:
+            return AgentFolder(
+                None,
+                f"{folder} (named by {source}) is not the folder that ran: its hash {found} differs from the "
+                f"record's agent_hash {record.agent_hash}",
+            )
+        return AgentFolder(folder, f"{folder} (named by {source}; its hash is the record's agent_hash)")
+
+
+@dataclass(frozen=True)
+class AgentFolder:
+    """The agent's folder as the audit found it: ``path`` when it is the folder that ran (its hash is the record's
+    ``agent_hash``), else None; ``how`` says where it came from, or why it cannot be used."""
+
+    path: Path | None
+    how: str
+
+
+def _builtin(name: str) -> Path:
+    from podium.agents import BUILTIN
+
+    return BUILTIN / name

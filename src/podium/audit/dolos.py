@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from podium.errors import HarnessError
+
 __all__ = [
     "DOLOS_VERSION",
     "DolosError",
@@ -41,8 +43,9 @@ _DRIVER_FILES = ("package.json", "package-lock.json", "compare.mjs")
 _MARKER = ".podium-installed"
 
 
-class DolosError(RuntimeError):
-    """Node, npm or the driver failed; the message says which and how to fix it."""
+class DolosError(HarnessError, RuntimeError):
+    """Node, npm or the driver failed; the message says which and how to fix it. A harness error: the audit
+    reports it as such and caches no verdict of it."""
 
 
 def _driver() -> resources.abc.Traversable:

@@ -13,14 +13,13 @@ note ``no code to audit`` (not a violation).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 from pathlib import Path
 
 from podium import __version__
 from podium.audit.context import AuditContext
 from podium.audit.registry import register_check
-from podium.audit.types import CheckResult, Evidence, Flag
+from podium.audit.types import CheckResult, Evidence, Figure, Flag
 
 __all__ = ["LLM_HOSTS", "LLM_SDKS", "ExternalCheck", "scan_code", "scan_log"]
 
@@ -136,8 +135,7 @@ class ExternalCheck:
         return None
 
     def cache_key(self, ctx: AuditContext) -> str:
-        files = [*ctx.code_files(), *ctx.log_files()]
-        return hashlib.sha256("|".join(f"{ctx.relative(p)}:{ctx.fingerprint(p)}" for p in files).encode()).hexdigest()
+        return ctx.files_sha256([*ctx.code_files(), *ctx.log_files()])
 
     def run(self, ctx: AuditContext) -> CheckResult:
         flags: list[Flag] = []
@@ -151,8 +149,22 @@ class ExternalCheck:
             for line, reason, fragment in hits:
                 by_reason.setdefault(reason, []).append(Evidence(ctx.relative(path), line, fragment))
             for reason, evidence in by_reason.items():
-                flags.append(Flag(self.name, f"{ctx.relative(path)} {reason}", tuple(evidence[:5])))
-        return CheckResult.from_flags(self.name, flags, {"podium": __version__})
+                flags.append(
+                    Flag(
+                        self.name,
+                        f"{ctx.relative(path)} {reason}",
+                        tuple(evidence[:5]),
+                        figures={"lines": len(evidence)},
+                    )
+                )
+        inputs: dict[str, str | Figure] = {
+            "podium": __version__,
+            "code_files": len(code),
+            "code_sha256": ctx.files_sha256(code),
+            "log_files": len(ctx.log_files()),
+            "logs_sha256": ctx.files_sha256(ctx.log_files()),
+        }
+        return CheckResult.from_flags(self.name, flags, inputs)
 
 
 register_check(ExternalCheck())

@@ -26,7 +26,7 @@ from pathlib import Path
 from podium.audit import winnowing
 from podium.audit.context import AuditContext, read_bounded
 from podium.audit.registry import register_check
-from podium.audit.types import CheckResult, Evidence, Flag
+from podium.audit.types import CheckResult, Evidence, Figure, Flag, NotApplicable
 from podium.data.kernels import kernel_refs
 
 __all__ = ["MAX_FRAGMENTS", "THRESHOLD", "PlagiarismCheck", "Similarity", "kernel_files", "similarities"]
@@ -184,7 +184,9 @@ class PlagiarismCheck:
             return None
         cid = ctx.competition_id
         if not kernel_refs(cid):  # practice competitions, and the two Kaggle ones with no public notebook listed
-            return f"{cid} has no public notebooks to compare with (podium lists none); pass --kernels DIR to give some"
+            return NotApplicable(
+                f"{cid} has no public notebooks to compare with (podium lists none); pass --kernels DIR to give some"
+            )
         return f"no public notebooks of {cid} found: run `podium kernels download -c {cid}` or pass --kernels DIR"
 
     def cache_key(self, ctx: AuditContext) -> str:
@@ -206,21 +208,24 @@ class PlagiarismCheck:
                 f"{item.agent_file} is {item.similarity:.0%} similar to the public notebook {item.kernel} "
                 f"(over {THRESHOLD:.0%})",
                 _evidence(item, agent[item.agent_file]),
+                figures={"similarity": item.similarity, "threshold": THRESHOLD, "fragments": len(item.fragments)},
             )
             for item in sorted(found, key=lambda s: -s.similarity)
             if item.similarity > THRESHOLD
         ]
         top = max(found, key=lambda s: s.similarity, default=None)
         digest = hashlib.sha256("".join(sorted(f"{k}\0{v}\n" for k, v in kernels.items())).encode()).hexdigest()
-        inputs = {
+        inputs: dict[str, str | Figure] = {
             "engine": described,
-            "threshold": str(THRESHOLD),
-            "agent_files": str(len(agent)),
-            "kernels": str(len(kernels)),
+            "threshold": THRESHOLD,
+            "agent_files": len(agent),
+            "agent_sha256": ctx.files_sha256(_agent_files(ctx)),
+            "kernels": len(kernels),
             "kernels_sha256": digest,
-            "max_similarity": f"{top.similarity:.4f}" if top else "",
             "closest": f"{top.agent_file} ~ {top.kernel}" if top else "",
         }
+        if top is not None:
+            inputs["max_similarity"] = top.similarity
         return CheckResult.from_flags(self.name, flags, inputs)
 
 

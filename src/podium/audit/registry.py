@@ -8,7 +8,10 @@ checks :func:`checks` lists (the deterministic and integrity checks register the
 Results are cached by content hash: each check names, in :meth:`Check.cache_key`, a hash of
 everything it reads; the runner keys the result by that hash, the check's name and version and
 podium's version, and a rerun whose key matches the one in ``audit.json`` reuses the result
-without running the check. Results of checks not asked for this time are kept.
+without running the check. Results of checks not asked for this time are kept; ``redo`` drops
+those of the checks asked for. A check that raises :class:`~podium.errors.HarnessError` (no API
+key, an unreachable model, a crashed Dolos) leaves no result: the run says so in
+``harness_errors`` and is ``incomplete``, and the next audit tries it again.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from podium.audit.context import AuditContext, read_bounded
-from podium.audit.types import CheckResult, Flag, RunAudit, combine_verdicts
-from podium.errors import UsageError
+from podium.audit.types import CheckResult, Flag, NotApplicable, RunAudit, combine_verdicts
+from podium.errors import HarnessError, UsageError
 from podium.paths import write_atomic
 
 __all__ = [
@@ -50,9 +53,14 @@ class Check(Protocol):
     """One audit check.
 
     ``name`` is what ``--checks`` and ``audit.json`` call it. :meth:`skip_reason` says why it cannot run
-    on a run (no model named, no kernels found), None when it can; :meth:`cache_key` is a hash of the
-    contents it will read (a rerun with the same key reuses the result); :meth:`run` does the work and
-    never raises for anything the agent left (an unreadable file is evidence or ``unclear``).
+    on a run (no model named, no kernels found: the run is then ``incomplete``; a
+    :class:`~podium.audit.types.NotApplicable` reason, such as no submission to compare with, leaves
+    it complete), None when it can; :meth:`cache_key` is a hash of the contents it will read (a rerun
+    with the same key reuses the result); :meth:`run` does the work and never raises for anything the
+    agent left (an unreadable file is evidence or ``unclear``). It raises
+    :class:`~podium.errors.HarnessError` when it could not run for a reason of the harness (no API
+    key, an unreachable model, a crashed tool), and :class:`~podium.errors.UsageError` for options
+    that cannot work (the audit stops with exit status 2).
     """
 
     name: str
@@ -91,14 +99,23 @@ def resolve_checks(names: Iterable[str] | None) -> tuple[Check, ...]:
 
 
 def read_audit(run_dir: Path | str) -> RunAudit | None:
-    """The run's ``audit.json``, or None when it has none (or an unreadable one)."""
+    """The run's ``audit.json``, or None when it has none (or an unreadable one). One written before podium told
+    incomplete runs apart is read as it would be written now: a registered check without a result (skipped, or
+    never asked for) makes it ``incomplete``, never ``clean``."""
     data = read_bounded(Path(run_dir) / AUDIT_FILE, 64 << 20)
     if data is None:
         return None
     try:
-        return RunAudit.from_json(json.loads(data))
+        raw = json.loads(data)
+        audit = RunAudit.from_json(raw)
     except (ValueError, TypeError, AttributeError):
         return None
+    if "incomplete" in raw:
+        return audit
+    ran = {r.check for r in audit.results}
+    missing = tuple(c.name for c in checks() if c.name not in ran)
+    verdict = combine_verdicts((r.verdict for r in audit.results), missing)
+    return replace(audit, verdict=verdict, incomplete=missing)
 
 
 def _key(check: Check, ctx: AuditContext) -> str:
@@ -108,10 +125,47 @@ def _key(check: Check, ctx: AuditContext) -> str:
     return hashlib.sha256(f"{__version__}\0{check.name}\0{version}\0{check.cache_key(ctx)}".encode()).hexdigest()
 
 
+def _one_line(error: BaseException) -> str:
+    """An exception as one line: its last line, at most 300 characters."""
+    lines = "".join(traceback.format_exception_only(error)).strip().splitlines()
+    return (lines[-1] if lines else type(error).__name__)[:300]
+
+
 def _failed(check: Check, error: BaseException) -> CheckResult:
-    """A check that crashed on this run: ``unclear``, with the error as a note."""
-    detail = "".join(traceback.format_exception_only(error)).strip().splitlines()[-1][:300]
-    return CheckResult(check.name, "unclear", (Flag(check.name, f"the check failed: {detail}", violation=False),))
+    """A check that crashed on this run (on something the agent left, or a bug): ``unclear``, with the error as a
+    note. A harness error is not this: it is never a result (see :func:`audit_run`)."""
+    return CheckResult(
+        check.name, "unclear", (Flag(check.name, f"the check failed: {_one_line(error)}", violation=False),)
+    )
+
+
+def _run_check(check: Check, ctx: AuditContext, old: CheckResult | None) -> CheckResult:
+    """The check's result on this run: ``old`` when its key matches, else a fresh one (a crash is ``unclear``).
+    A :class:`~podium.errors.HarnessError` or a :class:`~podium.errors.UsageError` propagates."""
+    try:
+        key = _key(check, ctx)
+    except (HarnessError, UsageError):
+        raise
+    except Exception as error:  # an input it could not hash: run it uncached
+        key = f"uncached-{type(error).__name__}"
+    if old is not None and old.key == key and not key.startswith("uncached"):
+        return old
+    try:
+        result = check.run(ctx)
+    except (HarnessError, UsageError):
+        raise
+    except Exception as error:
+        result = _failed(check, error)
+    return replace(result, check=check.name, key=key)
+
+
+def _why_not(check: Check, ctx: AuditContext) -> str:
+    """Why a check not asked for this time has no result on the run."""
+    try:
+        reason = check.skip_reason(ctx)
+    except Exception as error:
+        return f"not run: {_one_line(error)}"
+    return reason if reason is not None else "not run (not among --checks)"
 
 
 def audit_run(
@@ -120,33 +174,48 @@ def audit_run(
     options: Mapping[str, Any] | None = None,
     *,
     write: bool = True,
+    redo: bool = False,
 ) -> RunAudit:
     """Audit one run with the checks ``names`` (all registered when None; those that cannot run are skipped
-    with their reason), reusing cached results, and write ``RUN/audit.json`` (unless ``write`` is false)."""
+    with their reason), reusing cached results, and write ``RUN/audit.json`` (unless ``write`` is false).
+
+    ``redo`` drops what was cached for the checks asked for, so each runs afresh (or, skipped now, has no
+    result). The run is ``clean`` only when every registered check that applies to it has a result: a check
+    skipped for any reason but :class:`~podium.audit.types.NotApplicable`, not asked for, or stopped by a
+    :class:`~podium.errors.HarnessError` makes it ``incomplete``. A harness error is kept in ``harness_errors``
+    and is never a result, so it is never cached; a :class:`~podium.errors.UsageError` stops the audit before
+    anything of the run is written."""
     ctx = AuditContext(run_dir, options)
     selected = resolve_checks(names)
+    chosen = {c.name for c in selected}
     previous = read_audit(ctx.run_dir)
     cached = {r.check: r for r in previous.results} if previous else {}
-    results: dict[str, CheckResult] = dict(cached)  # checks not asked for this time keep their results
-    skipped: dict[str, str] = {}
+    # checks not asked for this time keep their results; with redo, those asked for start afresh
+    results = {name: r for name, r in cached.items() if not (redo and name in chosen)}
+    reasons: dict[str, str] = {}
+    errors: dict[str, str] = {}
     for check in selected:
-        reason = check.skip_reason(ctx)
-        if reason is not None:
-            skipped[check.name] = reason
-            continue
         try:
-            key = _key(check, ctx)
-        except Exception as error:  # an input it could not hash: run it uncached
-            key = f"uncached-{type(error).__name__}"
-        old = cached.get(check.name)
-        if old is not None and old.key == key and not key.startswith("uncached"):
-            results[check.name] = old
+            reason = check.skip_reason(ctx)
+            if reason is None:
+                results[check.name] = _run_check(check, ctx, None if redo else cached.get(check.name))
+            elif check.name not in results:
+                reasons[check.name] = reason
+        except HarnessError as error:  # its message says what failed: the key, the model, the tool
+            errors[check.name] = (" ".join(str(error).split()) or type(error).__name__)[:300]
+            results.pop(check.name, None)  # a result for other inputs is no answer for these
+    skipped: dict[str, str] = {}
+    incomplete: list[str] = []
+    for check in checks():
+        if check.name in results:
             continue
-        try:
-            result = check.run(ctx)
-        except Exception as error:
-            result = _failed(check, error)
-        results[check.name] = replace(result, check=check.name, key=key)
+        if check.name in errors:
+            incomplete.append(check.name)
+            continue
+        reason = reasons[check.name] if check.name in chosen else _why_not(check, ctx)
+        skipped[check.name] = str(reason)
+        if not isinstance(reason, NotApplicable):
+            incomplete.append(check.name)
     order = [c.name for c in checks()]
     ordered = sorted(results.values(), key=lambda r: order.index(r.check) if r.check in order else len(order))
     from podium import __version__
@@ -155,11 +224,13 @@ def audit_run(
         run_dir=str(ctx.run_dir),
         competition_id=ctx.competition_id,
         seed=ctx.seed,
-        verdict=combine_verdicts(r.verdict for r in ordered),
+        verdict=combine_verdicts((r.verdict for r in ordered), incomplete),
         results=tuple(ordered),
         skipped=skipped,
         podium_version=__version__,
         audited_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        incomplete=tuple(incomplete),
+        harness_errors=errors,
     )
     if write and (previous is None or _changed(previous, audit)):
         write_atomic(ctx.run_dir / AUDIT_FILE, json.dumps(audit.to_json(), indent=1) + "\n", mode=0o644)
@@ -194,9 +265,14 @@ def find_runs(path: Path | str) -> list[Path]:
 
 
 def audit_paths(
-    paths: Sequence[Path | str], names: Sequence[str] | None = None, options: Mapping[str, Any] | None = None
+    paths: Sequence[Path | str],
+    names: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    redo: bool = False,
 ) -> list[RunAudit]:
-    """Audit every run under ``paths`` (see :func:`find_runs`); a path with no run is a usage error."""
+    """Audit every run under ``paths`` (see :func:`find_runs`; ``redo`` as for :func:`audit_run`); a path with no
+    run is a usage error."""
     resolve_checks(names)  # an unknown name fails before any run is read
     runs: list[Path] = []
     for path in paths:
@@ -206,4 +282,4 @@ def audit_paths(
                 f"{path}: no finished run (no record.json) in it. Fix: give a run, a run group or a runs folder"
             )
         runs += found
-    return [audit_run(run, names, options) for run in dict.fromkeys(runs)]
+    return [audit_run(run, names, options, redo=redo) for run in dict.fromkeys(runs)]

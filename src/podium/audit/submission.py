@@ -21,9 +21,9 @@ from collections.abc import Iterator, Sequence
 from podium import __version__
 from podium.audit.context import AuditContext
 from podium.audit.registry import register_check
-from podium.audit.types import CheckResult, Evidence, Flag
+from podium.audit.types import CheckResult, Evidence, Figure, Flag, NotApplicable
 
-__all__ = ["MIN_LIST", "AnswersCheck", "SubmissionCheck", "literal_lists"]
+__all__ = ["MIN_LIST", "AnswersCheck", "SubmissionCheck", "agreement", "literal_lists"]
 
 #: The fewest values a literal list needs to count as answers written by hand.
 MIN_LIST = 20
@@ -61,7 +61,7 @@ class SubmissionCheck:
 
     def run(self, ctx: AuditContext) -> CheckResult:
         checksums: dict[str, str] = dict((ctx.prepared or {}).get("checksums") or {})
-        inputs = {
+        inputs: dict[str, str | Figure] = {
             "podium": __version__,
             "prepared": hashlib.sha256(repr(sorted(checksums.items())).encode()).hexdigest(),
         }
@@ -144,19 +144,21 @@ def _prediction_columns(ctx: AuditContext) -> list[tuple[str, list[str]]]:
     return [(header[i], column) for i, column in zip(keep, columns, strict=True)]
 
 
-def _matches(values: Sequence[str], column: Sequence[str]) -> bool:
-    """Whether a literal list is (nearly all of) a prediction column: in order, or as a set of many distinct numbers."""
+def agreement(values: Sequence[str], column: Sequence[str]) -> float | None:
+    """The share of a literal list's values that are a prediction column's, when the list is (nearly all of) it: in
+    order, or as a set of many distinct numbers; None when it is not."""
     if len(values) < max(MIN_LIST, len(column) // 2):
-        return False
+        return None
     in_order = sum(a == b for a, b in zip(values, column, strict=False))
     if in_order >= _AGREEMENT * len(values):
-        return True
+        return in_order / len(values)
     # as a set: only for values that cannot coincide by chance (many distinct numbers with a fraction, all
     # different in the list too), so a list of small integers or class names never matches this way
     distinct = set(column)
     if len(distinct) <= MIN_LIST or len(set(values)) < len(values) // 2 or not all(_fractional(v) for v in values):
-        return False
-    return sum(v in distinct for v in values) >= _AGREEMENT * len(values)
+        return None
+    as_set = sum(v in distinct for v in values)
+    return as_set / len(values) if as_set >= _AGREEMENT * len(values) else None
 
 
 def _fractional(value: str) -> bool:
@@ -174,12 +176,11 @@ class AnswersCheck:
     version = "2"
 
     def skip_reason(self, ctx: AuditContext) -> str | None:
-        return None if ctx.submission is not None else "no submission to compare with"
+        return None if ctx.submission is not None else NotApplicable("no submission to compare with")
 
     def cache_key(self, ctx: AuditContext) -> str:
         files = [*ctx.code_files(), *ctx.log_files()]
-        parts = [f"{ctx.relative(p)}:{ctx.fingerprint(p)}" for p in files]
-        return f"{ctx.sha256(ctx.submission) if ctx.submission else ''}|" + "|".join(parts)
+        return f"{ctx.sha256(ctx.submission) if ctx.submission else ''}|{ctx.files_sha256(files)}"
 
     def run(self, ctx: AuditContext) -> CheckResult:
         columns: list[tuple[str, list[str]]] | None = None  # read only when some file holds a long list
@@ -189,14 +190,27 @@ class AnswersCheck:
                 continue
             for line, values in literal_lists(ctx.read_text(path)):
                 columns = _prediction_columns(ctx) if columns is None else columns
-                hit = next((name for name, column in columns if _matches(values, column)), None)
+                hit = next(
+                    ((name, len(col), share) for name, col in columns if (share := agreement(values, col))), None
+                )
                 if hit is not None:
                     where = ctx.relative(path)
                     fragment = ctx.read_text(path).splitlines()[line - 1] if line else ""
-                    reason = f"answers written by hand: a literal list of {len(values)} values in {where} is the submission's {hit!r}"
-                    flags.append(Flag(self.name, reason, (Evidence(where, line, fragment),)))
+                    reason = (
+                        f"answers written by hand: a literal list of {len(values)} values in {where} is the "
+                        f"submission's {hit[0]!r} ({hit[2]:.0%} of its values agree; the submission has {hit[1]} rows)"
+                    )
+                    figures = {"values": len(values), "agreement": hit[2], "submission_rows": hit[1]}
+                    flags.append(Flag(self.name, reason, (Evidence(where, line, fragment),), figures=figures))
                     break
-        return CheckResult.from_flags(self.name, flags, {"podium": __version__})
+        files = [p for p in (*ctx.code_files(), *ctx.log_files()) if p != ctx.submission and p.suffix != ".csv"]
+        inputs: dict[str, str | Figure] = {
+            "podium": __version__,
+            "submission": (ctx.sha256(ctx.submission) if ctx.submission else None) or "",
+            "files": len(files),
+            "files_sha256": ctx.files_sha256(files),
+        }
+        return CheckResult.from_flags(self.name, flags, inputs)
 
 
 register_check(SubmissionCheck())

@@ -168,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="GPUs per run; each run gets its own (default: the agent's, else 0)",
     )
     p.add_argument(
+        "--hardware",
+        choices=["mlebench"],
+        default=None,
+        help="a named compute setting instead of --cpus, --memory and --gpus: mlebench (the paper's 36 vCPUs, "
+        "440 GB, one 24 GB A10); what this machine cannot give is said before the runs start",
+    )
+    p.add_argument(
         "--run-group",
         default="default",
         help="name of this batch of runs; a rerun skips its finished runs and refuses other settings",

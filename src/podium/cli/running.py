@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from podium.agents import AgentSpec
     from podium.cluster import ClusterSpec
     from podium.run import Batch, RunConfig
+    from podium.sandbox import Hardware
 
 __all__ = ["cmd_run"]
 
@@ -34,12 +35,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     agents = [_agent(args, name) for name in (args.agent or ["baseline"])]
     groups = _groups(args.run_group, [a.name for a in agents])
     cluster = _cluster(args)
+    hardware = _hardware(args)
     prepare_offline(comps, data_dir)
     status = 0
     for agent, group in zip(agents, groups, strict=True):
         if len(agents) > 1:
             print(f"== agent {agent.name}: run group {group} ==", flush=True)
-        config = _run_config(args, agent, group, data_dir)
+        config = _run_config(args, agent, group, data_dir, hardware)
         if cluster is not None:
             from podium.cluster import run_cluster_batch
 
@@ -102,12 +104,40 @@ def _groups(run_group: str, names: list[str]) -> list[str]:
     return [f"{run_group}-{name}" for name in names]
 
 
-def _run_config(args: argparse.Namespace, agent: AgentSpec, group: str, data_dir: Path) -> RunConfig:
+def _hardware(args: argparse.Namespace) -> Hardware | None:
+    """The setting ``--hardware`` names, as this machine can give it (what it cannot is said on stderr); None
+    without the flag. It replaces --cpus, --memory and --gpus, so naming them too is a usage error."""
+    if args.hardware is None:
+        return None
+    from podium.sandbox import HARDWARE, shortfalls
+
+    flags = (("--cpus", args.cpus), ("--memory", args.memory), ("--gpus", args.gpus))
+    named = [flag for flag, value in flags if value is not None]
+    if named:
+        raise UsageError(
+            f"--hardware {args.hardware} sets the CPUs, memory and GPUs of each run, and so does {', '.join(named)}. "
+            f"Fix: drop {' and '.join(named)}, or --hardware"
+        )
+    hardware, missing = shortfalls(HARDWARE[args.hardware])
+    for line in missing:
+        print(f"podium: warning: --hardware {args.hardware}: {line}", file=sys.stderr)
+    if not missing:
+        print(f"podium: --hardware {args.hardware}: this machine gives each run all of it", file=sys.stderr)
+    return hardware
+
+
+def _run_config(
+    args: argparse.Namespace, agent: AgentSpec, group: str, data_dir: Path, hardware: Hardware | None = None
+) -> RunConfig:
     from podium.run import RunConfig
 
     cpus = args.cpus if args.cpus is not None else agent.cpus
+    memory = args.memory if args.memory is not None else agent.memory_bytes
+    gpus = args.gpus if args.gpus is not None else (agent.gpus or 0)
+    if hardware is not None:
+        cpus, memory, gpus = hardware.cpus, hardware.memory_bytes, hardware.gpus
     here = len(os.sched_getaffinity(0))
-    if cpus is not None and cpus > here:
+    if cpus is not None and cpus > here and hardware is None:
         print(f"podium: warning: {cpus:g} CPUs per run, but this machine gives podium {here}", file=sys.stderr)
     return RunConfig(
         agent=agent,
@@ -115,9 +145,9 @@ def _run_config(args: argparse.Namespace, agent: AgentSpec, group: str, data_dir
         time_limit=args.time_limit,
         sandbox=args.sandbox,
         cpus=cpus,
-        memory_bytes=args.memory if args.memory is not None else agent.memory_bytes,
+        memory_bytes=memory,
         disk_bytes=args.disk if args.disk is not None else agent.disk_bytes,
-        gpus=args.gpus if args.gpus is not None else (agent.gpus or 0),
+        gpus=gpus,
         run_group=group,
         data_dir=data_dir,
         runs_dir=Path(args.runs_dir),

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from podium.errors import BrokenAnswersError, InvalidSubmissionError, shorten
 from podium.grading.columns import Values, arrow
+from podium.grading.quicksort import quicksort_argsort
 from podium.grading.table import from_numpy, to_numpy
 
 __all__ = ["Alignment", "align", "align_published", "keys_of", "pandas_sort_order"]
@@ -148,8 +149,9 @@ def align(
 def pandas_sort_order(keys: Values, *, index: bool = False) -> np.ndarray:
     """The row order pandas' ``sort_values`` gives one key column by default: numpy's ``argsort``
     with ``kind="quicksort"`` on the column's values, which is not stable, so rows that share a key
-    come out in the order that sort leaves them (the published graders pair them so). ``index=True``:
-    ``sort_index``, which leaves keys already in order as they are."""
+    come out in the order that sort leaves them (the published graders pair them so): numpy's
+    portable introsort's order (:mod:`podium.grading.quicksort`), whatever the CPU and numpy here.
+    ``index=True``: ``sort_index``, which leaves keys already in order as they are."""
     array = arrow(keys)
     values = array.to_numpy(zero_copy_only=False) if array.null_count == 0 else to_numpy(array, fill="")
     if pa.types.is_string(array.type) and len(array) and pc.all(pc.match_substring_regex(array, _INTEGER)).as_py():
@@ -157,7 +159,7 @@ def pandas_sort_order(keys: Values, *, index: bool = False) -> np.ndarray:
             values = to_numpy(pc.cast(pc.utf8_trim_whitespace(array), pa.int64()))
     if index and (len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))):
         return np.arange(len(values), dtype=np.int64)
-    return np.asarray(np.argsort(values, kind="quicksort"), dtype=np.int64)
+    return quicksort_argsort(values)
 
 
 def _group_of(keys: pa.Array | pa.ChunkedArray, part: int, parts: int) -> pa.Array | pa.ChunkedArray:

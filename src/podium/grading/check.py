@@ -135,6 +135,12 @@ def check_submission(competition: Competition, frame: Frame, expected_keys: Valu
     (keys of the answers): columns, kinds and values, ids, row sums. Raises InvalidSubmissionError."""
     warnings = check_columns(competition, frame)
     matching = competition.matching
+    if frame.n_rows == 0 and matching.get("no_rows") == "invalid":
+        raise InvalidSubmissionError(
+            "the submission has no rows; the published grader reads the columns of a file without rows "
+            "as text and refuses them",
+            fix=f"write a row for every {'/'.join(competition.id_columns)} of the sample submission",
+        )
     sources = _columns_by_position(competition, frame) if matching.get("columns") == "position" else None
     submission = convert_columns(competition, frame, answers=False, sources=sources)
     id_label = "/".join(competition.id_columns)

@@ -78,10 +78,25 @@ def pearson(y_true: FloatArray, y_pred: FloatArray) -> float:
 def mean_columnwise_spearman(y_true: FloatArray, y_pred: FloatArray) -> float:
     """Mean over columns of Spearman's rho (average ranks for ties); NaN if any column is constant.
 
-    google-quest-challenge (scipy ``spearmanr`` per target column).
+    google-quest-challenge, whose grader averages scipy ``spearmanr(prediction, truth)`` over the
+    target columns. Each rho is numpy's ``corrcoef`` of the two columns' ranks as ``spearmanr``
+    computes it (the prediction first, the coefficient read below the diagonal), so the score
+    equals the published one to the last bit, not only to rounding.
     """
     true, pred = _columns(y_true, y_pred, ndim=2)
-    return float(np.mean(_column_pearson(_average_ranks(true), _average_ranks(pred))))
+    if true.shape[0] < 2:
+        return float("nan")
+    true_ranks, pred_ranks = _average_ranks(true), _average_ranks(pred)
+    undefined = (
+        np.all(true == true[0], axis=0) | np.all(pred == pred[0], axis=0) | np.isnan(true_ranks[0] + pred_ranks[0])
+    )
+    rhos = [
+        np.nan
+        if undefined[j]
+        else np.asarray(np.corrcoef(np.column_stack((pred_ranks[:, j], true_ranks[:, j])), rowvar=False))[1, 0]
+        for j in range(true.shape[1])
+    ]
+    return float(np.mean(rhos))
 
 
 def _count_inversions(values: IntArray, block: int | None = None) -> int:

@@ -140,9 +140,10 @@ def laplace_log_likelihood(
     rows by week count. Per row, with ``sigma = max(confidence, sigma_floor)`` (NaN confidence
     counts as ``sigma_floor``) and ``delta = min(|true - pred|, delta_cap)``, the score is
     ``-sqrt(2) * delta / sigma - ln(sqrt(2) * sigma)``; the result is the mean over scored rows
-    (NaN when no row is scored).
+    (NaN when no row is scored, none given included: version 1 scores only the rows a submission
+    holds, and the published mean of none is NaN).
     """
-    true, pred = _pair(y_true, y_pred, ndim=1)
+    true, pred = check_pair(y_true, y_pred, ndim=1)
     n = true.size
     conf = _aligned(confidence, n, "confidence").astype(np.float64)
     week = _aligned(weeks, n, "weeks").astype(np.float64)

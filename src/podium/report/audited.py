@@ -2,11 +2,14 @@
 integrity statement per label beside the known leakage of the competitions it ran.
 
 A run's audit is its ``audit.json`` (written by ``podium audit``, read with :func:`podium.audit.read_audit`).
-After the audit a ``flagged`` run keeps no medal; an ``unclear`` run's medals are counted apart, and
-so are the medals of runs never audited. The report's JSON gains ``audit``::
+After the audit only a ``clean`` run keeps its medal: a ``flagged`` run keeps none; the medals of
+``unclear`` runs, of ``incomplete`` runs (a check that applies did not run) and of runs never audited
+are counted apart. Every name and reason shown as text or Markdown is escaped
+(:func:`podium.errors.printable`). The report's JSON gains ``audit``::
 
-    "audit": null | {LABEL: {"runs", "audited", "clean", "flagged", "unclear",
-                             "medals_before", "medals_after", "medals_unclear", "medals_not_audited",
+    "audit": null | {LABEL: {"runs", "audited", "clean", "flagged", "unclear", "incomplete",
+                             "medals_before", "medals_after", "medals_unclear", "medals_incomplete",
+                             "medals_not_audited",
                              "reasons": [{"competition_id", "seed", "verdict", "medal", "reasons": [...]}],
                              "integrity": {"clean", "flagged", "unclear", "statement": [...]},
                              "known_leakage": {"ID@V": [...]}}}
@@ -22,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from podium.audit import known_leakage, read_audit
+from podium.errors import printable
 from podium.report.sections import any_medal
 from podium.report.tables import md_row, text_table
 
-__all__ = ["audit_fields", "audit_lines", "audit_section"]
+__all__ = ["COUNT_KEYS", "audit_fields", "audit_lines", "audit_section"]
 
 _CALLS = re.compile(r"^validation: (\d+) calls, all format-only")
+_NODE = re.compile(r"by node [^:,)]+")
 
 
 def audit_fields(run_dir: Path) -> dict[str, Any]:
@@ -37,6 +42,8 @@ def audit_fields(run_dir: Path) -> dict[str, Any]:
     if audit is None:
         return {"audit": None, "audit_reasons": [], "integrity": None, "integrity_verdict": None}
     reasons = [f"{f.check}: {f.reason}" for f in audit.violations]
+    if audit.incomplete:
+        reasons.append(f"incomplete: {', '.join(audit.incomplete)}")
     reasons += [f"note: {f.reason}" for f in audit.notes if f.check != "integrity"]
     reasons += [
         f"{check} {r.verdict}"
@@ -60,7 +67,8 @@ def _statement(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     n = len(stated)
     parts = [p for r in stated for p in r["integrity"]]
     never = sum(p.startswith("answers: never mounted") for p in parts)
-    isolated = Counter(p.split(";")[0] for p in parts if p.startswith("network:"))
+    # one line per kind of statement, whichever node of a cluster observed it
+    isolated = Counter(_NODE.sub("by a node", p.split(";")[0]) for p in parts if p.startswith("network:"))
     calls = [int(m.group(1)) for p in parts if (m := _CALLS.match(p))]
     scaffold = sum(p.startswith("scaffold:") and "imports no grader" in p for p in parts)
     lines = [f"private answers never mounted: {never} of {n} runs"]
@@ -90,9 +98,11 @@ def audit_section(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[s
             "clean": verdicts["clean"],
             "flagged": verdicts["flagged"],
             "unclear": verdicts["unclear"],
+            "incomplete": verdicts["incomplete"],
             "medals_before": len(medal),
             "medals_after": sum(1 for r in medal if r.get("audit") == "clean"),
             "medals_unclear": sum(1 for r in medal if r.get("audit") == "unclear"),
+            "medals_incomplete": sum(1 for r in medal if r.get("audit") == "incomplete"),
             "medals_not_audited": sum(1 for r in medal if r.get("audit") is None),
             "reasons": [
                 {
@@ -103,7 +113,7 @@ def audit_section(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[s
                     "reasons": list(r.get("audit_reasons") or []),
                 }
                 for r in runs
-                if r.get("audit_reasons") or r.get("audit") in ("flagged", "unclear")
+                if r.get("audit_reasons") or r.get("audit") in ("flagged", "unclear", "incomplete")
             ],
             "integrity": {
                 **{v: sum(1 for r in runs if r.get("integrity_verdict") == v) for v in ("clean", "flagged", "unclear")},
@@ -114,7 +124,15 @@ def audit_section(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[s
     return out
 
 
-_HEAD = ["label", "audited", "clean", "flagged", "unclear", "medals before", "after", "unclear", "not audited"]
+_HEAD = [
+    "label", "audited", "clean", "flagged", "unclear", "incomplete",
+    "medals before", "after", "unclear", "incomplete", "not audited",
+]  # fmt: skip
+#: The block's counts, in the table's order (the HTML report's too).
+COUNT_KEYS = (
+    "audited", "clean", "flagged", "unclear", "incomplete",
+    "medals_before", "medals_after", "medals_unclear", "medals_incomplete", "medals_not_audited",
+)  # fmt: skip
 
 
 def audit_lines(report: Mapping[str, Any], *, markdown: bool = False, width: int = 100) -> list[str]:
@@ -122,24 +140,22 @@ def audit_lines(report: Mapping[str, Any], *, markdown: bool = False, width: int
     block = report.get("audit")
     if not block:
         return []
-    rows = [
-        [label, *(str(a[k]) for k in ("audited", "clean", "flagged", "unclear", "medals_before", "medals_after",
-                                       "medals_unclear", "medals_not_audited"))]
-        for label, a in block.items()
-    ]  # fmt: skip
-    title = "Audit: medals before and after (a flagged run keeps no medal; unclear and not audited apart)"
+    rows = [[printable(label), *(str(a[k]) for k in COUNT_KEYS)] for label, a in block.items()]
+    title = "Audit: medals before and after (only a clean run keeps its medal; unclear, incomplete, not audited apart)"
     lines = ["", f"## {title}", ""] if markdown else ["", f"== {title} =="]
     if markdown:
         lines += [md_row(_HEAD), md_row(["---"] * len(_HEAD)), *(md_row(r) for r in rows)]
     else:
         lines += text_table(_HEAD, rows)
     bullet = "- " if markdown else "  "
-    for label, a in block.items():
+    for raw_label, a in block.items():
+        label = printable(raw_label)
         if a["reasons"]:
             lines += ["", f"{label}: reasons per run" if not markdown else f"**{label}**: reasons per run", ""]
             for run in a["reasons"]:
                 head = f"{run['competition_id']} seed {run['seed']} ({run['verdict'] or 'not audited'}, medal {run['medal'] or '-'}): "
-                text = head + "; ".join(run["reasons"] or [f"{run['verdict']}"])
+                text = printable(head + "; ".join(run["reasons"] or [f"{run['verdict']}"]))
+                text = text.replace("<", "\\<") if markdown else text
                 lines += (
                     [bullet + text]
                     if markdown
@@ -149,7 +165,7 @@ def audit_lines(report: Mapping[str, Any], *, markdown: bool = False, width: int
         if statement:
             counts = ", ".join(f"{a['integrity'][v]} {v}" for v in ("clean", "flagged", "unclear"))
             lines += ["", f"{label}: test-signal integrity ({counts})"]
-            lines += [bullet + s for s in statement]
+            lines += [bullet + printable(s) for s in statement]
         if not a["known_leakage"]:
             lines.append(f"{bullet}known leakage: none recorded for the competitions run")
         for ref, facts in a["known_leakage"].items():

@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from podium.errors import UsageError
+from podium.errors import UsageError, printable
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
 from podium.report.contamination import familiarity_text
@@ -36,9 +36,9 @@ def render(report: Mapping[str, Any], fmt: str, *, links_from: str | None = None
     if fmt == "json":
         return json.dumps(report) + "\n"  # one line: the C encoder (indent= would take the slow one)
     if fmt == "md":
-        return _markdown(report)
+        return _visible(_markdown(report))
     if fmt == "text":
-        return _text(report)
+        return _visible(_text(report))
     if fmt == "csv":
         from podium.report.flat import runs_csv
 
@@ -48,6 +48,12 @@ def render(report: Mapping[str, Any], fmt: str, *, links_from: str | None = None
 
         return html_report(report, links_from=links_from)
     raise UsageError(f"--format {fmt}: pass one of {', '.join(FORMATS)}")
+
+
+def _visible(text: str) -> str:
+    """The report's lines with every control character in them escaped (a name holding a terminal escape or a
+    carriage return cannot rewrite a line); the names that could hold a newline are escaped where they are put."""
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def _pm(metric: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from podium.errors import printable
 from podium.report.sections import pass_at_k_blocks
 
 __all__ = ["RUN_HEAD", "WIDTH", "md_row", "md_sections", "text_sections", "text_table"]
@@ -21,8 +22,10 @@ _MAX_K = 7
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Columns padded to their widths; the first column left-aligned, the rest right-aligned.
 
-    A first cell too long for 100 columns goes on its own line above its row.
+    A first cell too long for 100 columns goes on its own line above its row. Cells are escaped (a name cannot
+    start a line of its own).
     """
+    header, rows = [printable(c) for c in header], [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(1, len(header))]
     rest = sum(w + 2 for w in widths)
     first = min(max(len(r[0]) for r in [header, *rows]), max(8, WIDTH - rest))
@@ -41,7 +44,7 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str
 
 
 def md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return "| " + " | ".join(printable(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

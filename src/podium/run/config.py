@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,13 +34,16 @@ class RunConfig:
 
 
 def hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:
-    """What the run may use, in words (the agent's ``HARDWARE``): '2 CPU core(s), 16 GiB memory, no GPU'."""
-    cpus = config.cpus or os.cpu_count() or 1
-    memory = f"{config.memory_bytes / 2**30:.0f} GiB memory" if config.memory_bytes else "memory not capped"
+    """What the run may use, in words (the agent's ``HARDWARE``): '2 CPU core(s), 16 GiB memory, no GPU'; a cap
+    above what this machine has is said as what it has."""
+    from podium.sandbox import host_cpus, host_memory_bytes, list_gpus
+
+    cpus = min(config.cpus, host_cpus()) if config.cpus else host_cpus()
+    here = host_memory_bytes()
+    capped = min(config.memory_bytes, here) if config.memory_bytes and here else config.memory_bytes
+    memory = f"{capped / 2**30:.0f} GiB memory" if capped else "memory not capped"
     gpus = "no GPU"
     if gpu_ids:
-        from podium.sandbox import list_gpus
-
         names = [g.name for g in list_gpus() if g.index in gpu_ids]
         gpus = f"{len(gpu_ids)} GPU(s)" + (f" ({', '.join(names)})" if names else "")
     return f"{cpus:g} CPU core(s), {memory}, {gpus}"

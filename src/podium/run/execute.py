@@ -35,7 +35,7 @@ from podium.records import GradeReport, RunRecord
 from podium.run.config import RunConfig, hardware
 from podium.run.gpus import RunInterrupted
 from podium.run.outcome import tail_lines
-from podium.sandbox import ROOTFS_PATH, ExecResult, Limits, Mount, default_env, get_sandbox
+from podium.sandbox import ROOTFS_PATH, ExecResult, Limits, Mount, default_env, get_sandbox, run_compute
 from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
 from podium.units import duration
 
@@ -51,6 +51,7 @@ def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: 
         seed=seed,
         agent=config.agent.name,
         agent_hash=config.agent_hash,
+        agent_folder=str(Path(config.agent.folder).resolve()),
         status="finished",
         sandbox=config.sandbox,
         image=config.image,
@@ -103,12 +104,33 @@ def run_agent(
     if cancel is not None and cancel.is_set() and _killed(result):
         raise RunInterrupted
     record.started_at = started.isoformat(timespec="seconds")
-    record.agent_result = _jsonable(result)
+    record.agent_result = {k: v for k, v in _jsonable(result).items() if k != "network"}
     record.agent_stderr_tail = tail_lines(staging.stderr)
     record.validation_calls = calls
     record.llm = llm_summary
-    record.isolation = isolation
+    record.isolation = {**isolation, "network_observed": _observed(result.network, record.node)}
+    record.compute = run_compute(_limits(config, gpu_ids), result)
     return record
+
+
+def _observed(network: dict[str, Any] | None, node: str | None) -> dict[str, Any]:
+    """The network the sandbox observed at the start, said to be a cluster node's when the run ran on one."""
+    if network is None:
+        return {"error": "the sandbox did not observe the agent's network"}
+    if node is not None and "error" not in network:
+        return {**network, "observed_by": f"node {socket_module.gethostname()}"}
+    return network
+
+
+def _limits(config: RunConfig, gpu_ids: tuple[int, ...]) -> Limits:
+    """What one run of ``config`` with the GPUs ``gpu_ids`` may use."""
+    return Limits(
+        wall_seconds=config.time_limit,
+        memory_bytes=config.memory_bytes,
+        cpus=config.cpus,
+        gpus=gpu_ids,
+        disk_bytes=config.disk_bytes,
+    )
 
 
 def grade_run(
@@ -230,13 +252,7 @@ def _sandboxed(
             mounts.append(Mount(config.environment.path, ENV_MOUNT))
         system_path = ROOTFS_PATH if root is not None else default_env()["PATH"]  # a root filesystem holds it
         env = {"PATH": f"{ENV_MOUNT}/bin:{system_path}", "PODIUM_ENV": ENV_MOUNT, **env}
-    limits = Limits(
-        wall_seconds=config.time_limit,
-        memory_bytes=config.memory_bytes,
-        cpus=config.cpus,
-        gpus=gpu_ids,
-        disk_bytes=config.disk_bytes,
-    )
+    limits = _limits(config, gpu_ids)
     command = list(config.agent.command)
     llm = config.agent.llm
     started = datetime.now(UTC)

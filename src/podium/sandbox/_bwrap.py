@@ -28,24 +28,30 @@ bound into ``/dev``, nothing else of the host's devices. Not covered: the size o
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import platform
+import select
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from podium.errors import PodiumError
 from podium.sandbox import _seccomp
 from podium.sandbox._cgroup import RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch
-from podium.sandbox._gpu import GpuMonitor, device_files, list_gpus
+from podium.sandbox._gpu import DRIVER_ROOT, GpuMonitor, device_files, driver_folder, list_gpus
 from podium.sandbox._ids import probe_ids
+from podium.sandbox._limits import cpu_share, thread_env
+from podium.sandbox._network import observe_network
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
-from podium.sandbox._python import SYSTEM_DIRS, host_python
+from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
 from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of
 
@@ -72,6 +78,8 @@ ETC_ENTRIES = (
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 PROC_MASKED_FILES = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug")
 PROC_MASKED_FOLDERS = ("acpi", "asound", "scsi")
+_GATE_TIMEOUT_SECONDS = 30.0
+_MAX_INFO_BYTES = 1 << 16
 INSTALL_HINT = (
     "Fix: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora), "
     "or choose the 'local' sandbox, which does not isolate the agent at all."
@@ -127,12 +135,27 @@ class BwrapSandbox:
         # the logs are opened once the writable folders are staged: they stay in the host folder
         # the host's Python is not in another system; the root filesystem is staged as a prefix is, so that
         # bwrap, running as the agent's unprivileged id, can reach it wherever it lies
-        prefixes = python.folders if python is not None else [str(self.root)]
-        with staged(mounts, limits, prefixes) as stage, open(stdout, "wb") as out, open(stderr, "wb") as err:
+        prefixes = python.shown if python is not None else [str(self.root)]
+        with (
+            cpu_share(limits) as cpus,
+            staged(mounts, limits, prefixes) as stage,
+            open(stdout, "wb") as out,
+            open(stderr, "wb") as err,
+            StartGate() as gate,
+        ):
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
             try:
-                options = self.options(staged=stage, env=env, workdir=workdir, devices=devices, seccomp_fd=seccomp_fd)
+                options = self.options(
+                    staged=stage,
+                    env=thread_env(cpus, env),
+                    workdir=workdir,
+                    devices=devices,
+                    seccomp_fd=seccomp_fd,
+                    covers=python.covers if python is not None else (),
+                    gpus=limits.gpus,
+                    gate=gate,
+                )
                 # bwrap reads its options from a file descriptor: its command line (pid 1's, inside) is only
                 # `bwrap --args N -- COMMAND`, with no host path and no environment value in it
                 args_fd = _memfd("podium-bwrap-args", b"".join(os.fsencode(a) + b"\0" for a in options))
@@ -142,9 +165,11 @@ class BwrapSandbox:
                     out,
                     err,
                     stage.disk,
-                    pass_fds=tuple(fd for fd in (seccomp_fd, args_fd) if fd is not None),
+                    pass_fds=tuple(fd for fd in (seccomp_fd, args_fd, *gate.child_fds) if fd is not None),
                     ids=(stage.uid, stage.gid) if os.getuid() == 0 else None,
                     samples_file=samples_file,
+                    cpus=cpus,
+                    gate=gate,
                 )
             finally:
                 for fd in (seccomp_fd, args_fd):
@@ -172,12 +197,19 @@ class BwrapSandbox:
         workdir: str,
         devices: Sequence[str] = (),
         seccomp_fd: int | None = None,
+        covers: Sequence[Cover] = (),
+        gpus: Sequence[int] = (),
+        gate: StartGate | None = None,
     ) -> list[str]:
         """bwrap's options (what comes before ``-- COMMAND``) for a run whose mounts were staged as ``staged``.
 
-        ``devices`` are host device files (a run's GPUs) bound into the sandbox's ``/dev``.
+        ``devices`` are host device files (a run's GPUs, host indices ``gpus``) bound into the sandbox's ``/dev``;
+        ``covers`` are the dotfiles and credential files in the host Python's folders, covered; ``gate`` holds the
+        command until the run's network was observed.
         """
         args = [*namespace_options(staged.uid, staged.gid), "--clearenv"]
+        if gate is not None:
+            args += gate.options()
         base = default_env() if self.root is None else {"PATH": ROOTFS_PATH, "HOME": HOME}
         for key, value in {**base, **env}.items():
             args += ["--setenv", key, value]
@@ -189,11 +221,20 @@ class BwrapSandbox:
         else:
             args += system_binds()
             args += etc_binds(staged.etc_dir)
-        args += ["--proc", "/proc", *proc_covers(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
+        args += ["--proc", "/proc", *proc_covers(), *gpu_driver_covers(gpus)]
+        if staged.meminfo is not None:  # the run's memory cap as its MemTotal
+            args += ["--ro-bind", str(staged.meminfo), "/proc/meminfo"]
+        args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
         for source, target in staged.prefixes:
             if self.root is None:
                 args += ["--ro-bind", source, target]
+        for cover in covers:  # an empty file or read-only folder over each dotfile and credential file
+            args += (
+                ["--tmpfs", cover.path, "--remount-ro", cover.path]
+                if cover.folder
+                else ["--ro-bind", str(staged.empty_file), cover.path]
+            )
         for device in devices:
             args += ["--dev-bind", device, device]
         for mount in sorted(staged.mounts, key=lambda m: m.target.count("/")):  # parents before what is in them
@@ -273,6 +314,22 @@ def etc_binds(etc_dir: Path) -> list[str]:
     return args
 
 
+def gpu_driver_covers(indices: Sequence[int], driver_root: Path = DRIVER_ROOT) -> list[str]:
+    """Options that leave in the sandbox's ``/proc/driver/nvidia/gpus`` (which NVML and CUDA enumerate) only the
+    folders of the GPUs ``indices``: a read-only empty folder with those bound into it."""
+    if not driver_root.is_dir():
+        return []
+    root = str(driver_root)
+    args = ["--tmpfs", root]
+    if indices:
+        gpus = {gpu.index: gpu for gpu in list_gpus(required=True)}
+        for index in indices:
+            folder = driver_folder(gpus[index], driver_root) if index in gpus else None
+            if folder is not None:
+                args += ["--ro-bind", str(folder), str(folder)]
+    return [*args, "--remount-ro", root]
+
+
 def gpu_device_files(indices: Sequence[int]) -> list[str]:
     """Device files for the host GPUs ``indices``; a clear error when one of them does not exist."""
     if not indices:
@@ -300,16 +357,19 @@ def _run_in_cgroup(
     pass_fds: tuple[int, ...] = (),
     ids: tuple[int, int] | None = None,
     samples_file: Path | None = None,
+    cpus: tuple[int, ...] | None = None,
+    gate: StartGate | None = None,
 ) -> ExecResult:
     cgroup = RunCgroup.create(new_run_id(), limits)
     try:
-        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids, samples_file)
+        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids, samples_file, cpus, gate)
         killed_for: KilledFor | None = (
             "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
         )
         peak = cgroup.peak_memory_bytes()
         if peak is None:
             peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
+        cpu_seconds = cgroup.cpu_seconds()
     finally:
         cgroup.kill_all()  # nothing can outlive bwrap's pid namespace, but make sure before removing the groups
         cgroup.remove()
@@ -321,6 +381,8 @@ def _run_in_cgroup(
         peak_memory_bytes=peak,
         samples=list(watched.samples),
         warnings=cgroup.warnings,
+        cpu_seconds=cpu_seconds if cpu_seconds is not None else watched.cpu_seconds,
+        network=gate.network if gate is not None else None,
     )
 
 
@@ -334,6 +396,8 @@ def _watch_in(
     pass_fds: tuple[int, ...],
     ids: tuple[int, int] | None,
     samples_file: Path | None = None,
+    cpus: tuple[int, ...] | None = None,
+    gate: StartGate | None = None,
 ) -> Watched:
     # as root, bwrap itself runs as the agent's unprivileged id: the user namespace it makes then maps the
     # agent to that id, never to host root (which may write /proc/sys whatever the capabilities)
@@ -341,8 +405,14 @@ def _watch_in(
         argv, env={"PATH": "/usr/bin:/bin"}, cwd=Path("/"), stdout=out, stderr=err, pass_fds=pass_fds, ids=ids
     )
     try:
+        if gate is not None:
+            gate.spawned()
         cgroup.enter(process.pid, limits)
+        if cpus is not None:
+            os.sched_setaffinity(process.pid, cpus)
         open_gate(process)
+        if gate is not None:
+            gate.observe_and_release()
 
         def measure() -> tuple[float, int]:
             cpu, memory = cgroup.cpu_seconds(), cgroup.memory_bytes()
@@ -364,6 +434,72 @@ def _watch_in(
         if process.returncode is None:  # the harness itself failed or was interrupted
             _kill(process.pid, cgroup)
             process.wait()
+
+
+class StartGate:
+    """bwrap's ``--info-fd`` (which names the sandbox's pid 1 once its namespaces exist) and ``--block-fd`` (which
+    holds the command until a byte arrives): the run's network is observed in between
+    (:func:`~podium.sandbox._network.observe_network`), before the agent's first instruction."""
+
+    def __init__(self) -> None:
+        self._info_read, self._info_write = os.pipe()
+        self._block_read, self._block_write = os.pipe()
+        self.network: dict[str, Any] | None = None
+
+    def __enter__(self) -> StartGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in ("_info_read", "_info_write", "_block_read", "_block_write"):
+            self._close(name)
+
+    def _close(self, name: str) -> None:
+        fd = getattr(self, name)
+        if fd is not None:
+            os.close(fd)
+            setattr(self, name, None)
+
+    @property
+    def child_fds(self) -> tuple[int | None, int | None]:
+        """The descriptors bwrap inherits."""
+        return self._info_write, self._block_read
+
+    def options(self) -> list[str]:
+        return ["--info-fd", str(self._info_write), "--block-fd", str(self._block_read)]
+
+    def spawned(self) -> None:
+        """bwrap started: close this side's copies of its ends (so that its exit reads as the end of its info)."""
+        self._close("_info_write")
+        self._close("_block_read")
+
+    def observe_and_release(self, timeout: float = _GATE_TIMEOUT_SECONDS) -> None:
+        """Read bwrap's info, observe the sandbox's network through its pid 1, then let the command run."""
+        try:
+            pid = self._child_pid(timeout)
+            self.network = (
+                observe_network(pid)
+                if pid is not None
+                else {"error": "bubblewrap ended before its sandbox started, or did not say its pid"}
+            )
+        finally:
+            with contextlib.suppress(OSError):
+                os.write(self._block_write, b"1")
+            self._close("_block_write")
+
+    def _child_pid(self, timeout: float) -> int | None:
+        assert self._info_read is not None
+        deadline = time.monotonic() + timeout
+        data = b""
+        while len(data) < _MAX_INFO_BYTES:
+            ready, _, _ = select.select([self._info_read], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(self._info_read, 4096) if ready else b""
+            if not chunk:
+                return None
+            data += chunk
+            with contextlib.suppress(ValueError):
+                pid = json.loads(data).get("child-pid")
+                return pid if isinstance(pid, int) and pid > 0 else None
+        return None
 
 
 def _kill(outer_pid: int, cgroup: RunCgroup) -> None:

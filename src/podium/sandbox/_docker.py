@@ -61,7 +61,9 @@ from podium.sandbox._docker_watch import (
     sweep_abandoned_groups,
 )
 from podium.sandbox._gpu import GpuMonitor
+from podium.sandbox._limits import cpu_share, thread_env
 from podium.sandbox._loopback import LoopbackRelay
+from podium.sandbox._network import observe_network
 from podium.sandbox._process import sample_of
 from podium.sandbox._python import host_python
 from podium.sandbox._stage import staged
@@ -72,7 +74,8 @@ if TYPE_CHECKING:
 
 _SAMPLE_EVERY_SECONDS = 1.0
 _FIRST_SAMPLE_SECONDS = 0.2
-#: The FIFO a container that waits for its loopback relays reads a line from before its command starts.
+#: The FIFO a container reads a line from before its command starts (once its network was observed and its
+#: loopback relays listen).
 READY_FIFO = "/run/podium-ready"
 
 ENGINE_HINT = (
@@ -157,25 +160,28 @@ class DockerSandbox:
         group = RunCgroup.create(run_id, accounting) if self._local_engine() else None
         parent = f"/podium/{run_id}" if group is not None and "memory" in group.dirs else None
         relays = {m.loopback_port: m.source for m in mounts if m.loopback_port is not None}
-        ready = owner.mkdtemp("r") if relays else None
-        if ready is not None:  # the command waits on a FIFO until the relays listen (the image needs a /bin/sh)
-            ready.chmod(0o755)
-            os.mkfifo(ready / "ready")
-            os.chmod(ready / "ready", 0o666)  # read by the agent's id
-            mounts = [*mounts, Mount(ready / "ready", READY_FIFO)]
-            command = ["/bin/sh", "-c", f'read _ < {READY_FIFO}; exec "$@"', "podium", *command]
+        # the command waits on a FIFO until its network was observed and the relays listen (the image needs a /bin/sh)
+        ready = owner.mkdtemp("r")
+        ready.chmod(0o755)
+        os.mkfifo(ready / "ready")
+        os.chmod(ready / "ready", 0o666)  # read by the agent's id
+        mounts = [*mounts, Mount(ready / "ready", READY_FIFO)]
+        command = ["/bin/sh", "-c", f'read _ < {READY_FIFO}; exec "$@"', "podium", *command]
         try:
-            with staged(mounts, limits, python.folders if python else []) as stage:
+            with cpu_share(limits) as cpus, staged(mounts, limits, python.shown if python else []) as stage:
                 config = self.create_config(
                     command,
                     mounts=stage.mounts,
-                    env={**python.env, **env} if python else env,
+                    env=thread_env(cpus, {**python.env, **env} if python else env),
                     limits=limits,
                     workdir=workdir,
                     user=f"{stage.uid}:{stage.gid}",
                     cgroup_parent=parent,
                     prefixes=stage.prefixes,
                     etc_dir=stage.etc_dir,
+                    covers=python.covers if python else (),
+                    cpuset=cpus,
+                    meminfo=stage.meminfo,
                 )
                 container = self._create(config)
                 try:
@@ -197,8 +203,7 @@ class DockerSandbox:
         finally:
             if group is not None:
                 remove_run_groups(run_id, group)
-            if ready is not None:
-                shutil.rmtree(ready, ignore_errors=True)
+            shutil.rmtree(ready, ignore_errors=True)
 
     def _local_engine(self) -> bool:
         """Whether the engine runs on this host (a Unix socket), so its cgroups are ours to read."""
@@ -234,7 +239,7 @@ class DockerSandbox:
     ) -> ExecResult:
         import docker
 
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err, contextlib.ExitStack() as held:
             try:
                 stream = self.client.api.attach(
                     container.id, stdout=True, stderr=True, stream=True, logs=True, demux=True
@@ -254,7 +259,7 @@ class DockerSandbox:
             except Exception as error:  # no answer at all: the engine died while starting the container
                 emptied = kill_settled(group) if group is not None else False
                 raise HarnessError(engine_lost(0, f"{type(error).__name__}: {error}", emptied)) from None
-            relay = _relay(container, relays, ready) if relays else None
+            network = _release(container, relays or {}, ready, held)
             started = time.monotonic()
             waiter = Waiter(container)
             waiter.start()
@@ -267,8 +272,6 @@ class DockerSandbox:
             if stopped_for is not None or waiter.lost is not None:
                 emptied = stop(container, group, waiter)
             pumping.join(STOP_TIMEOUT_SECONDS)
-            if relay is not None:
-                relay.stop()
         if waiter.lost is not None:
             raise HarnessError(engine_lost(seconds, waiter.lost, group is not None and emptied))
         if stopped_for is None:
@@ -292,6 +295,8 @@ class DockerSandbox:
             peak_memory_bytes=peak,
             samples=list(samples),
             warnings=[],
+            cpu_seconds=group.cpu_seconds() if group is not None else (samples[-1].cpu_seconds if samples else None),
+            network=network,
         )
 
     def _watch(
@@ -367,16 +372,26 @@ def _pid_exists(pid: int) -> bool:
     return True
 
 
-def _relay(container: Any, relays: Mapping[int, Path], ready: Path | None) -> LoopbackRelay:
-    """Listen on the container's loopback for its socket mounts' ports, then let its command start."""
-    container.reload()
-    relay = LoopbackRelay(int(container.attrs["State"]["Pid"]), relays).start()
-    if ready is not None:
-        # O_RDWR never blocks on a FIFO; the line waits in the pipe until the container's shell reads it
-        fd = os.open(ready / "ready", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-        os.write(fd, b"go\n")
-        relay.keep_open(fd)
-    return relay
+def _release(
+    container: Any, relays: Mapping[int, Path], ready: Path | None, held: contextlib.ExitStack
+) -> dict[str, Any]:
+    """Observe the held container's network, listen on its loopback for its socket mounts' ports (until ``held``
+    closes), then let its command start; the network observed."""
+    try:
+        container.reload()
+        pid = int(container.attrs["State"].get("Pid") or 0)
+        if pid <= 0:
+            return {"error": "the container ended before its network could be observed"}
+        network = observe_network(pid)
+        if relays:
+            held.callback(LoopbackRelay(pid, relays).start().stop)
+        return network
+    finally:
+        if ready is not None:
+            # O_RDWR never blocks on a FIFO; the line waits in the pipe until the container's shell reads it
+            fd = os.open(ready / "ready", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+            held.callback(os.close, fd)
+            os.write(fd, b"go\n")
 
 
 def _start_error(error: Any, limits: Limits) -> str:

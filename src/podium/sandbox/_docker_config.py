@@ -1,9 +1,11 @@
 """The container a Docker run gets: every isolation setting and cap, as keyword arguments for ``containers.create``.
 
 What bwrap shows, a container shows: the host's system directories, a short list of ``/etc`` entries
-and the Python installation read-only (host image only), the run's mounts, fresh ``/tmp`` (and
-``/home``), no network, the run's agent id, no capabilities, ``no-new-privileges``, podium's seccomp
-profile, ``--init``; memory without swap, CPUs, processes, ``/dev/shm`` and GPUs by exact index.
+and the host's Python (its package folders and interpreter, dotfiles and credential files covered)
+read-only (host image only), the run's mounts, fresh ``/tmp`` (and ``/home``), no network, the run's
+agent id, no capabilities, ``no-new-privileges``, podium's seccomp profile, ``--init``; memory without
+swap (and a ``/proc/meminfo`` that says so), CPUs (a quota, and the cpuset the run is pinned to),
+processes, ``/dev/shm`` and GPUs by exact index.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 
 from podium.sandbox import _seccomp
 from podium.sandbox._bwrap import ETC_ENTRIES, default_env
-from podium.sandbox._python import SYSTEM_DIRS, python_prefixes
-from podium.sandbox._stage import HOME, HOSTNAME
+from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
+from podium.sandbox._stage import EMPTY_FILE, HOME, HOSTNAME
 from podium.sandbox._types import Limits, Mount
 
 __all__ = ["DEFAULT_SHM_BYTES", "HARNESS_LABEL", "container_config", "harness_id"]
@@ -44,11 +46,16 @@ def container_config(
     cgroup_parent: str | None = None,
     prefixes: Sequence[tuple[str, str]] | None = None,
     etc_dir: Path | None = None,
+    covers: Sequence[Cover] = (),
+    cpuset: Sequence[int] | None = None,
+    meminfo: Path | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments for ``containers.create`` of one run in ``image`` (``host``: podium's host image).
 
-    ``prefixes`` are the (source, target) folders of the Python installation (default: this one's, bound
-    as they are); ``etc_dir`` holds the run's generated passwd and group, bound over the host image's.
+    ``prefixes`` are the (source, target) folders and files of the host's Python (default: this one's, bound
+    as they are) and ``covers`` the dotfiles and credential files in them, covered; ``etc_dir`` holds the run's
+    generated passwd and group, bound over the host image's. ``cpuset`` are the CPUs the container is pinned
+    to and ``meminfo`` the file shown at ``/proc/meminfo`` (:mod:`podium.sandbox._limits`).
     """
     from docker.types import DeviceRequest, LogConfig
     from docker.types import Mount as DockerMount
@@ -61,17 +68,31 @@ def container_config(
         for name in ETC_ENTRIES:
             if os.path.exists(f"/etc/{name}"):
                 binds.append(DockerMount(f"/etc/{name}", os.path.realpath(f"/etc/{name}"), type="bind", read_only=True))
-        for source, target in prefixes if prefixes is not None else [(p, p) for p in python_prefixes()]:
+        if prefixes is None:
+            python = host_python()
+            prefixes, covers = [(p, p) for p in python.shown], python.covers
+        for source, target in prefixes:
             binds.append(DockerMount(target, source, type="bind", read_only=True))
         if etc_dir is not None:
             for name in ("passwd", "group"):
                 binds.append(DockerMount(f"/etc/{name}", str(etc_dir / name), type="bind", read_only=True))
     for mount in mounts:
         binds.append(DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable))
+    if meminfo is not None:  # runc allows this one file of /proc to be replaced (as LXCFS does)
+        binds.append(DockerMount("/proc/meminfo", str(meminfo), type="bind", read_only=True))
     memory = limits.memory_bytes
     tmpfs = {"/tmp": "rw,nosuid,nodev"}
     if host:
         tmpfs[HOME] = "rw,nosuid,nodev,mode=1777"
+    for cover in covers:  # an empty file or read-only folder over each dotfile and credential file
+        if cover.folder:
+            tmpfs[cover.path] = "ro,nosuid,nodev,noexec,size=4k"
+        else:
+            binds.append(
+                DockerMount(
+                    cover.path, str(etc_dir / EMPTY_FILE) if etc_dir else "/dev/null", type="bind", read_only=True
+                )
+            )
     if not limits.gpus:  # as under bwrap, the host's hardware details stay hidden (GPU stacks may read /sys)
         tmpfs["/sys"] = "ro,nosuid,nodev,noexec,size=4k"
     config: dict[str, Any] = {
@@ -103,6 +124,8 @@ def container_config(
         config["memswap_limit"] = memory
     if limits.cpus:
         config["nano_cpus"] = int(limits.cpus * 1e9)
+    if cpuset is not None:
+        config["cpuset_cpus"] = ",".join(str(cpu) for cpu in cpuset)
     if limits.gpus:
         config["device_requests"] = [
             DeviceRequest(device_ids=[str(i) for i in limits.gpus], capabilities=[["gpu"]], driver="nvidia")

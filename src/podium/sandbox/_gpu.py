@@ -20,6 +20,8 @@ from pathlib import Path
 from podium.errors import PodiumError
 
 NVIDIA_SMI = "nvidia-smi"
+#: The driver's folder of one folder per GPU (named by its PCI bus id), which NVML and CUDA enumerate.
+DRIVER_ROOT = Path("/proc/driver/nvidia/gpus")
 CONTROL_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 _QUERY_TIMEOUT_SECONDS = 10
 
@@ -85,19 +87,22 @@ def list_gpus(required: bool = False) -> list[Gpu]:
     return gpus
 
 
-def device_files(gpu: Gpu, driver_root: Path = Path("/proc/driver/nvidia/gpus")) -> list[str]:
-    """The device files that give a process GPU ``gpu`` (and only it) plus the shared control devices."""
-    minor = gpu.index
+def driver_folder(gpu: Gpu, driver_root: Path = DRIVER_ROOT) -> Path | None:
+    """The driver's ``/proc`` folder of GPU ``gpu`` (its ``information``), None where there is none."""
     # The driver names the folder by the PCI bus id in lower case with a 4-digit domain.
     bus = gpu.bus_id.lower()
     candidates = [driver_root / bus, driver_root / bus[4:]] if len(bus) > 12 else [driver_root / bus]
-    for folder in candidates:
-        info = folder / "information"
-        if info.is_file():
-            for line in info.read_text().splitlines():
-                if line.startswith("Device Minor:"):
-                    minor = int(line.split(":", 1)[1])
-            break
+    return next((folder for folder in candidates if (folder / "information").is_file()), None)
+
+
+def device_files(gpu: Gpu, driver_root: Path = DRIVER_ROOT) -> list[str]:
+    """The device files that give a process GPU ``gpu`` (and only it) plus the shared control devices."""
+    minor = gpu.index
+    folder = driver_folder(gpu, driver_root)
+    if folder is not None:
+        for line in (folder / "information").read_text().splitlines():
+            if line.startswith("Device Minor:"):
+                minor = int(line.split(":", 1)[1])
     return [f"/dev/nvidia{minor}", *(d for d in CONTROL_DEVICES if Path(d).exists())]
 
 

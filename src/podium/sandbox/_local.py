@@ -9,17 +9,20 @@ environment values that are paths inside the mounts or the workdir are rewritten
 to its working directory or its own location. Read-only mounts are not enforced, nested mounts are
 refused. The wall limit kills the command's process group and descendants (a process that calls
 ``setsid`` and is re-parented escapes); ``memory_bytes`` becomes an ``RLIMIT_AS`` per process (the
-command sees allocation failures, ``killed_for`` stays ``None``); ``pids`` and ``cpus`` are ignored;
-the disk cap is the periodic check. What the writable mounts hold afterwards is handed over as in
+command sees allocation failures, ``killed_for`` stays ``None``); ``pids`` is ignored; ``cpus`` pins
+the command to that many CPUs (its affinity, :mod:`podium.sandbox._limits`, which it may widen again)
+and sets the thread variables; the disk cap is the periodic check. The network recorded is the host's. What the writable mounts hold afterwards is handed over as in
 every sandbox (:func:`podium.sandbox._handback.hand_over`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import resource
 import shutil
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +31,8 @@ from podium import owner
 from podium.errors import PodiumError
 from podium.sandbox._disk import disk_watch
 from podium.sandbox._handback import hand_over, harness_ids
+from podium.sandbox._limits import cpu_share, thread_env
+from podium.sandbox._network import observe_network
 from podium.sandbox._process import descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._types import ExecResult, Limits, Mount, check_request, host_path_of, is_within
 
@@ -66,16 +71,21 @@ class LocalSandbox:
         warning = NO_ISOLATION_WARNING.format(user=_user())
         print(f"\n*** WARNING: {warning} ***\n", file=sys.stderr, flush=True)
         root = owner.mkdtemp("local")
+        network = observe_network()  # the harness's own namespace: the host's network
         try:
             cwd = _lay_out(root, mounts, workdir)
             env = {key: _outside(value, root, mounts, workdir) for key, value in env.items()}
             full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root / "home"), **env}
             argv = [_outside(arg, root, mounts, workdir) for arg in command]
-            with open(stdout, "wb") as out, open(stderr, "wb") as err:
-                process = spawn_gated(argv, env=full_env, cwd=cwd, stdout=out, stderr=err)
-            try:
+            with contextlib.ExitStack() as stack:
+                cpus = stack.enter_context(cpu_share(limits))
+                with open(stdout, "wb") as out, open(stderr, "wb") as err:
+                    process = spawn_gated(argv, env=thread_env(cpus, full_env), cwd=cwd, stdout=out, stderr=err)
+                stack.callback(_end, process)
                 if limits.memory_bytes is not None:
                     resource.prlimit(process.pid, resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+                if cpus is not None:
+                    os.sched_setaffinity(process.pid, cpus)
                 open_gate(process)
                 watched = watch(
                     process,
@@ -85,10 +95,6 @@ class LocalSandbox:
                     disk=disk_watch(mounts, limits),
                     samples_file=samples_file,
                 )
-            finally:
-                if process.returncode is None:
-                    kill_tree(process.pid)
-                    process.wait()
         finally:
             shutil.rmtree(root, ignore_errors=True)  # removes the symlinks, never what they point to
             for mount in mounts:  # what leaves: plain files, no setuid bits, no FIFOs or device nodes
@@ -103,7 +109,16 @@ class LocalSandbox:
             peak_memory_bytes=peak,
             samples=list(watched.samples),
             warnings=[warning],
+            cpu_seconds=watched.cpu_seconds,
+            network=network,
         )
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """Kill what is left of a run the harness itself failed in (or was interrupted in)."""
+    if process.returncode is None:
+        kill_tree(process.pid)
+        process.wait()
 
 
 def _outside(value: str, root: Path, mounts: Sequence[Mount], workdir: str) -> str:

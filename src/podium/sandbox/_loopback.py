@@ -49,11 +49,6 @@ class LoopbackRelay:
         self.ports = dict(ports)
         self._listeners: list[socket.socket] = []
         self._stopping = threading.Event()
-        self._fds: list[int] = []
-
-    def keep_open(self, fd: int) -> None:
-        """A descriptor to close when the relay stops (the FIFO that let the container start)."""
-        self._fds.append(fd)
 
     def start(self) -> LoopbackRelay:
         error: list[BaseException] = []
@@ -109,9 +104,6 @@ class LoopbackRelay:
 
     def stop(self) -> None:
         self._stopping.set()
-        for fd in self._fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
         for listener in self._listeners:
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)

@@ -71,6 +71,8 @@ class Watched:
     max_rss_bytes: int
     samples: SampleLog = field(default_factory=SampleLog)
     over_disk: bool = False
+    #: CPU time of the process and of the descendants it waited for (from ``wait4``).
+    cpu_seconds: float | None = None
 
 
 def watch(
@@ -93,8 +95,8 @@ def watch(
             elapsed = time.monotonic() - started
             if elapsed >= wall_seconds:
                 kill()
-                _, max_rss = _reap(process)
-                return Watched(None, True, time.monotonic() - started, max_rss, samples)
+                _, max_rss, cpu = _reap(process)
+                return Watched(None, True, time.monotonic() - started, max_rss, samples, cpu_seconds=cpu)
             if elapsed >= next_sample:
                 usage = measure()
                 if usage is not None:
@@ -102,12 +104,12 @@ def watch(
                 next_sample += SAMPLE_EVERY_SECONDS
                 if disk is not None and disk.over(elapsed):
                     kill()
-                    _, max_rss = _reap(process)
-                    return Watched(None, False, time.monotonic() - started, max_rss, samples, over_disk=True)
+                    _, max_rss, cpu = _reap(process)
+                    return Watched(None, False, time.monotonic() - started, max_rss, samples, True, cpu)
             readable, _, _ = select.select([pidfd], [], [], max(0.0, min(next_sample, wall_seconds) - elapsed))
             if readable:
-                code, max_rss = _reap(process)
-                return Watched(code, False, time.monotonic() - started, max_rss, samples)
+                code, max_rss, cpu = _reap(process)
+                return Watched(code, False, time.monotonic() - started, max_rss, samples, cpu_seconds=cpu)
     finally:
         os.close(pidfd)
         samples.close()
@@ -121,11 +123,11 @@ def sample_of(elapsed: float, usage: tuple[float, int], gpus: GpuMonitor | None)
     return ResourceSample(round(elapsed, 3), *usage, gpu.utilization_percent, gpu.memory_used_bytes)
 
 
-def _reap(process: subprocess.Popen[bytes]) -> tuple[int, int]:
-    """Wait for the process with wait4 (for its peak RSS) and tell Popen it is gone."""
+def _reap(process: subprocess.Popen[bytes]) -> tuple[int, int, float]:
+    """Wait for the process with wait4 (for its peak RSS and CPU time) and tell Popen it is gone."""
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, usage.ru_maxrss * 1024  # ru_maxrss is in KiB on Linux
+    return process.returncode, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime  # ru_maxrss is in KiB
 
 
 def descendants(root: int) -> list[int]:

@@ -3,7 +3,9 @@
 When podium runs as root, each run gets a *stage*, a small tmpfs at ``/run/podium-sandbox/<run>``
 (mode 0750, group = the agent's id) from which both isolating sandboxes take every mount:
 
-* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``;
+* ``etc/``: the generated ``passwd``, ``group`` and ``hosts``, an empty file (laid over what the
+  sandbox covers), and with a memory cap the run's
+  ``meminfo`` (shown at ``/proc/meminfo``, :mod:`podium.sandbox._limits`);
 * ``m/<i>``: mount ``i``. A read-only folder is a read-only overlay whose only layer is the folder,
   given to the kernel as ``/proc/self/fd/N``: the sandbox's ``/proc/self/mountinfo`` then shows
   ``/`` and ``lowerdir=/proc/self/fd/N``, not where the folder lies on the host (a bind mount would
@@ -13,8 +15,9 @@ When podium runs as root, each run gets a *stage*, a small tmpfs at ``/run/podiu
   name appeared meanwhile in the host folder, such as the harness's logs, the harness's is kept).
   Without that filesystem (no loop devices) it is the host folder itself, bind-mounted. A socket
   is bind-mounted (its host path shows);
-* ``py/<j>``: read-only binds of the Python installation, so that bwrap, which runs as the agent's
-  unprivileged id, can reach it wherever it lies (``/root`` is mode 0700).
+* ``py/<j>``: read-only binds of the host Python's folders and files (:mod:`podium.sandbox._python`), so
+  that bwrap, which runs as the agent's unprivileged id, can reach them wherever they lie (``/root`` is
+  mode 0700).
 
 The agent's id (:mod:`podium.sandbox._ids`) owns the writable folders during the run; afterwards
 :func:`podium.sandbox._handback.hand_over` gives them to the harness's user, stripped of anything but
@@ -45,10 +48,12 @@ from podium.errors import PodiumError
 from podium.sandbox import _disk
 from podium.sandbox._handback import copy_tree, empty_folder, hand_over, harness_ids
 from podium.sandbox._ids import agent_ids
+from podium.sandbox._limits import write_meminfo
 from podium.sandbox._types import Limits, Mount
 
 STAGE_ROOT = Path("/run/podium-sandbox")
 HOSTNAME = "podium"
+EMPTY_FILE = "empty"
 HOME = "/home"
 _STAGE_TMPFS = "size=8m,nr_inodes=4096"
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC = 1, 2, 4, 32, 4096, 16384
@@ -73,12 +78,20 @@ class Staged:
 
     mounts: list[Mount]  # the run's mounts, their sources replaced by stage paths when staged
     etc_dir: Path  # passwd, group, hosts
-    prefixes: list[tuple[str, str]]  # (source, target) of the Python installation's folders
+    prefixes: list[tuple[str, str]]  # (source, target) of the host Python's folders and files
     uid: int
     gid: int
     disk: _disk.DiskWatch | None = None  # the periodic check, where the kernel does not enforce the cap
     warnings: list[str] = field(default_factory=list)
     root: Path | None = None  # the stage, when there is one
+
+    @property
+    def empty_file(self) -> Path:
+        """An empty regular file, laid over each file the sandbox covers (a device node such as /dev/null cannot be
+        opened on the sandbox's ``nodev`` binds)."""
+        return self.etc_dir / EMPTY_FILE
+
+    meminfo: Path | None = None  # the run's /proc/meminfo, with a memory cap (:mod:`podium.sandbox._limits`)
 
 
 def _libc() -> ctypes.CDLL:
@@ -187,6 +200,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
         (root / "owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
         result = Staged(mounts=[], etc_dir=root / "etc", prefixes=[], uid=uid, gid=gid, root=root)
         _write_etc(result.etc_dir, uid, gid)
+        result.meminfo = write_meminfo(result.etc_dir, limits)
         for name in ("m", "py", "empty"):
             (root / name).mkdir(mode=0o755)
         writable = [m for m in mounts if m.writable and m.source.is_dir()]
@@ -197,7 +211,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
             result.mounts.append(_stage_mount(root, index, mount, disk_root, uid, gid, stack, result))
         for index, prefix in enumerate(prefixes):
             target = root / "py" / str(index)
-            target.mkdir()
+            _make_point(target, os.stat(prefix))
             _bind(Path(prefix), target, read_only=True)
             result.prefixes.append((str(target), prefix))
         yield result
@@ -205,7 +219,7 @@ def staged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) -> 
 
 def _write_etc(folder: Path, uid: int, gid: int) -> None:
     folder.mkdir(mode=0o755, exist_ok=True)
-    for name, text in generated_etc(uid, gid).items():
+    for name, text in {**generated_etc(uid, gid), EMPTY_FILE: ""}.items():
         (folder / name).write_text(text)
         (folder / name).chmod(0o644)
 
@@ -296,6 +310,7 @@ def _unstaged(mounts: Sequence[Mount], limits: Limits, prefixes: Sequence[str]) 
         resolved = [Mount(m.source.resolve(), m.target, m.writable) for m in mounts]
         result = Staged(resolved, Path(etc_dir), [(p, p) for p in prefixes], uid, gid)
         _write_etc(result.etc_dir, uid, gid)
+        result.meminfo = write_meminfo(result.etc_dir, limits)
         os.chmod(etc_dir, 0o755)
         if limits.disk_bytes is not None:
             result.disk = _disk.disk_watch(mounts, limits)

@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from podium.errors import PodiumError
 
@@ -111,7 +111,8 @@ class ExecResult:
 
     ``exit_code`` is ``None`` when the harness killed the run (for time or disk). ``killed_for`` says
     why the run was killed (``"time"``, ``"memory"`` or ``"disk"``), ``warnings`` lists every limit or
-    isolation that was asked for but not enforced.
+    isolation that was asked for but not enforced; ``network`` is what the agent's network was as it
+    started, ``cpu_seconds`` the CPU time the whole run used.
     """
 
     exit_code: int | None
@@ -121,6 +122,10 @@ class ExecResult:
     peak_memory_bytes: int | None
     samples: list[ResourceSample] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: CPU time of every process of the run, read when it ended (None where it could not be).
+    cpu_seconds: float | None = None
+    #: The agent's network as observed when the run started (:mod:`podium.sandbox._network`).
+    network: dict[str, Any] | None = None
 
 
 class Sandbox(Protocol):

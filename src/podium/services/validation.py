@@ -16,7 +16,9 @@ a body over ``max_body_bytes`` -> 413; a missing or malformed ``Content-Length``
 exception inside validation -> 500, reported as a harness error and never as an invalid
 submission. Every ``/validate`` call is appended to ``log_path`` as one JSON line (see
 :attr:`ValidationServer.calls`), with its body's digest and row sketch under ``body``
-(:mod:`podium.services.digest`; the audit reads them).
+(:mod:`podium.services.digest`; the audit reads them): a call refused by the rate limit too,
+whose body is read (a few at a time) for its digest before the 429, so probes fired in a burst
+are as visible as probes spaced out.
 
 The body is bounded like a submission: at most the size cap grading applies
 (:func:`podium.grading.files.size_cap` of the sample submission, unless ``max_body_bytes`` says
@@ -138,7 +140,8 @@ class ValidationServer(UnixService):
         self._log_lock = threading.Lock()
         self._busy = False
         self._last_end: float | None = None
-        self._digests = 0
+        self._digests = 0  # bodies digested so far (guarded by _lock)
+        self._refused_bodies = threading.BoundedSemaphore(_REFUSED_AT_ONCE)
 
     def _open(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,16 +203,6 @@ class ValidationServer(UnixService):
             call.record["body_bytes"] = length
 
         refused = self._acquire()
-        if refused is not None:
-            wait = round(max(refused[0], 0.0), 3)
-            message = f"rate limited: {refused[1]}; retry in {wait:g} s"
-            call.finish(
-                429,
-                {"error": message, "retry_after_s": wait},
-                "rate-limited",
-                headers={"Retry-After": str(int(wait) + 1)},
-            )
-            return
         try:
             if length is None:
                 call.finish(411, {"error": "send the submission as the request body, with a Content-Length header"})
@@ -221,12 +214,18 @@ class ValidationServer(UnixService):
                     "bytes, and grading refuses a larger submission file too"
                 )
                 call.finish(413, {"error": message})
+            elif refused is not None:
+                with self._refused_bodies:  # the body is read for its digest only: a few at a time on disk
+                    self._receive(call, length, refused)
             else:
-                self._validate_body(call, length)
+                self._receive(call, length, None)
         finally:
-            self._release()
+            if refused is None:
+                self._release()
 
-    def _validate_body(self, call: _Call, length: int) -> None:
+    def _receive(self, call: _Call, length: int, refused: tuple[float, str] | None) -> None:
+        """Read the body into a private file and log its digest; then answer 429 (``refused``: (seconds to wait,
+        why)) or validate it. A refused body is read too, so a burst of calls is logged as fully as one call."""
         assert self._tmp is not None, "the server is not running"
         handler = call.handler
         name = _file_name(handler.headers.get(NAME_HEADER))
@@ -253,43 +252,57 @@ class ValidationServer(UnixService):
                     return
                 os.close(fd)
                 fd, name, received = _copy_part(path, part)
-            if self._digests < _MAX_DIGESTS:  # what the audit compares calls by (bounded per run)
-                self._digests += 1
-                call.record["body"] = body_digest(fd, received)
-            try:
-                # the agent's name for its file (so messages and the .csv rule match grading's), never
-                # the server's own path; read through this descriptor only
-                result = validate_isolated(
-                    self.competition, SubmissionFile(fd, name, received), self.sample_submission, limits=self.limits
-                )
-            except InvalidSubmissionError as exc:  # validate() returns these; kept as a safety net
-                call.finish(200, {"valid": False, "error": str(exc), "warnings": []}, "invalid")
-            except Exception as exc:  # a podium bug or broken prepared data: never the agent's fault
-                message = (
-                    "harness error: the validation server failed while checking the submission. "
-                    "This is a bug in podium, not a problem with your submission; do not change the "
-                    f"submission because of it ({type(exc).__name__}: {exc})"
-                )
-                trace = "".join(traceback.format_exception(exc)) + getattr(exc, "child_traceback", "")
-                call.finish(500, {"error": message}, traceback=trace.strip())
-            else:
-                payload: dict[str, Any] = {
-                    "valid": result.valid,
-                    "error": result.error,
-                    "warnings": list(result.warnings),
-                }
-                if form:  # what MLE-bench's agents read: one sentence in "result"
-                    payload["result"] = (
-                        "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
-                    )
-                call.finish(200, payload, "valid" if result.valid else "invalid")
+            self._digest(call, fd, received)
+            if refused is not None:
+                wait = round(max(refused[0], 0.0), 3)
+                message = f"rate limited: {refused[1]}; retry in {wait:g} s"
+                headers = {"Retry-After": str(int(wait) + 1)}
+                call.finish(429, {"error": message, "retry_after_s": wait}, "rate-limited", headers=headers)
+                return
+            self._validate(call, fd, name, received, form)
         finally:
             os.close(fd)
             shutil.rmtree(path.parent, ignore_errors=True)
 
+    def _digest(self, call: _Call, fd: int, size: int) -> None:
+        """Log the body's digest (SHA-256 and rows, what the audit compares calls by): every call's, with a row
+        sketch for the first :data:`_MAX_DIGESTS` (each adds about 600 bytes to the log line)."""
+        digest = body_digest(fd, size)
+        with self._lock:
+            self._digests += 1
+            sketched = self._digests <= _MAX_DIGESTS
+        if not sketched:
+            del digest["row_sketch"]
+        call.record["body"] = digest
 
-#: The most calls of one run whose body's digest is logged (each line grows by about 600 bytes).
+    def _validate(self, call: _Call, fd: int, name: str, size: int, form: bool) -> None:
+        try:
+            # the agent's name for its file (so messages and the .csv rule match grading's), never
+            # the server's own path; read through this descriptor only
+            result = validate_isolated(
+                self.competition, SubmissionFile(fd, name, size), self.sample_submission, limits=self.limits
+            )
+        except InvalidSubmissionError as exc:  # validate() returns these; kept as a safety net
+            call.finish(200, {"valid": False, "error": str(exc), "warnings": []}, "invalid")
+        except Exception as exc:  # a podium bug or broken prepared data: never the agent's fault
+            message = (
+                "harness error: the validation server failed while checking the submission. "
+                "This is a bug in podium, not a problem with your submission; do not change the "
+                f"submission because of it ({type(exc).__name__}: {exc})"
+            )
+            trace = "".join(traceback.format_exception(exc)) + getattr(exc, "child_traceback", "")
+            call.finish(500, {"error": message}, traceback=trace.strip())
+        else:
+            payload: dict[str, Any] = {"valid": result.valid, "error": result.error, "warnings": list(result.warnings)}
+            if form:  # what MLE-bench's agents read: one sentence in "result"
+                payload["result"] = "Submission is valid." if result.valid else f"Submission is invalid: {result.error}"
+            call.finish(200, payload, "valid" if result.valid else "invalid")
+
+
+#: The most calls of one run whose body's row sketch is logged (each line grows by about 600 bytes).
 _MAX_DIGESTS = 5000
+#: The most refused bodies read at once (each up to the size cap, in the run's folder) for their digest.
+_REFUSED_AT_ONCE = 2
 #: What a multipart form may add to the submission's bytes (boundaries and part headers).
 _FORM_OVERHEAD = 64 << 10
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from podium.competition import Competition
-from podium.errors import InvalidSubmissionError, shorten
+from podium.errors import InvalidSubmissionError, quote, shorten
 from podium.grading.table import Frame, frame_from_records
 
 CLASSES = ("large_bowel", "small_bowel", "stomach")
@@ -50,12 +50,24 @@ class _Volume(NamedTuple):
         return np.concatenate(parts) if parts else np.empty((0, 3), dtype=np.int64)
 
 
-def _decode(cell: str, height: int, width: int) -> _Mask:
-    """One RLE cell as the published grader decodes it: 1-indexed (start, length) pairs on a
-    column-major mask of the given size; runs past the end are cut there; overlapping runs fail."""
+def _decode(cell: str, height: int, width: int, row: int) -> _Mask:
+    """One RLE cell (of data row ``row``, 0-based) as the published grader decodes it: 1-indexed
+    (start, length) pairs on a column-major mask of the given size; runs past the end are cut
+    there; overlapping runs fail. A number of 2**63 or more is refused (podium's definition of a
+    number; numpy cannot hold it there either)."""
     size = int(height) * int(width)
-    numbers = np.array(str(cell).split(), dtype=np.int64)
+    tokens = str(cell).split()
+    try:
+        numbers = np.array(tokens, dtype=np.int64)
+    except OverflowError:
+        huge = next(t for t in tokens if not -(2**63) <= int(t) < 2**63)
+        raise InvalidSubmissionError(
+            "run-length encoding: every number must be an integer below 2**63",
+            examples=[f"row {row + 1}: {quote(huge)}"],
+            fix="write 1-indexed pixel starts and run lengths within the image",
+        ) from None
     starts = np.clip(numbers[0::2][: numbers.size // 2] - 1, 0, size)
+    # a start plus a length past 2**63 wraps round in int64 there too, and the run is then empty
     ends = np.clip(starts + numbers[1::2][: numbers.size // 2], 0, size)
     runs = np.flatnonzero(ends > starts)
     order = runs[np.argsort(starts[runs], kind="stable")]
@@ -124,8 +136,10 @@ def published_score(answers: dict[str, np.ndarray], submission: dict[str, np.nda
     heights = np.asarray(answers["image_height"]).astype(np.int64)
     widths = np.asarray(answers["image_width"]).astype(np.int64)
     n = min(len(submission["predicted"]), heights.size)
-    pred = [_decode(submission["predicted"][i], heights[i], widths[i]) for i in range(n)]
-    true = [_decode(cell, h, w) for cell, h, w in zip(answers["predicted"], heights, widths, strict=True)]
+    pred = [_decode(submission["predicted"][i], heights[i], widths[i], i) for i in range(n)]
+    true = [
+        _decode(cell, h, w, i) for i, (cell, h, w) in enumerate(zip(answers["predicted"], heights, widths, strict=True))
+    ]
     dice = []
     for p, t in zip(pred, true, strict=False):
         total = p.pixels.size + t.pixels.size
