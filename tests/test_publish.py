@@ -194,8 +194,8 @@ def test_the_export_gives_the_published_aggregation_and_podiums_row(practice: di
     leaderboard = (out / "LEADERBOARD.md").read_text()
     assert "| baseline | none (no model calls) | - | - | - | - | 0.08 |" in leaderboard
     assert "two (not a leaderboard column): 100.00 ± 0.00 over 2 seed(s)" in leaderboard
-    assert "| podium-baseline | baseline, 0.08 hours, 2 vCPUs, 4 GiB of RAM, no GPU |" in leaderboard
-    assert "no compute record" in leaderboard  # what the records could not say, said
+    assert "| podium-baseline | baseline, 0.08 hours, 2 CPUs, 4 GiB, no GPU" in leaderboard
+    assert "no compute record" not in leaderboard  # every run's record says what it had
     submission = (out / "SUBMISSION.md").read_text()
     assert "- [x] The scaffold/harness used in this leaderboard submission does not expose" in submission
     assert "private answers never mounted: 4 of 4 runs" in submission
@@ -295,15 +295,10 @@ def test_the_hardware_line_says_what_the_records_back() -> None:
         "limits": {"cpus": 36.0, "memory_bytes": 440 << 30, "gpus": 1},
     }  # fmt: skip
     capped = {"limits": {"cpus": 2.0, "memory_bytes": 4 << 30, "gpus": 0}}
-    assert hardware_words([measured, measured]) == (
-        "36 vCPUs (AMD EPYC 7763), 440 GiB of RAM, 1 x NVIDIA A10 24 GiB",
-        [],
-    )
+    one = "36 CPUs, 440 GiB, 1 x NVIDIA A10 (24 GiB), CPU AMD EPYC 7763"
+    assert hardware_words([measured, measured]) == (one, [])
     text, notes = hardware_words([measured, capped, capped])
-    assert (
-        text
-        == "2 vCPUs, 4 GiB of RAM, no GPU (2 runs); 36 vCPUs (AMD EPYC 7763), 440 GiB of RAM, 1 x NVIDIA A10 24 GiB (1 runs)"
-    )
+    assert text == f"2 CPUs, 4 GiB, no GPU (2 runs); {one} (1 runs)"
     assert notes and notes[0].startswith("2 of 3 runs carry no compute record")
 
 
@@ -357,6 +352,8 @@ def test_the_bundle_verifies_on_a_second_data_folder(practice: dict[str, Path], 
         ):
             assert f"podium-bundle/{run['path']}/{name}" in files, (run["path"], name)
         assert run["agent_hash"] and not run["transcript"] and run["audit"]
+        assert run["agent_bundled"] == f"agents/{run['agent_hash']}"
+        assert f"podium-bundle/agents/{run['agent_hash']}/agent.yaml" in files
         assert f"podium-bundle/{run['page']}" in files
     # never the private answers nor other prepared data: only the dummy's submission is the sample submission
     prepared = prepared_hashes(practice["data"])
@@ -395,13 +392,16 @@ def rewrite(source: Path, target: Path, edit: Any, extra: list[tuple[tarfile.Tar
 
 
 def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundle: Path, tmp_path: Path) -> None:
+    from podium.agents import BUILTIN, folder_digest
+
     base = "podium-bundle/runs/pg-baseline"
+    baseline = folder_digest(BUILTIN / "baseline")
 
     def edit(name: str, data: bytes) -> bytes | None:
         if name == f"{base}/practice-wine/0/submission/submission.csv":  # a changed submission
             header, *rows = data.decode().splitlines()
             width = len(header.split(",")) - 1
-            rows = [",".join([row.split(",")[0], *["1"] * width]) for row in rows]  # every class equally likely
+            rows = [",".join([row.split(",")[0], *[repr(1 / width)] * width]) for row in rows]  # all classes alike
             return ("\n".join([header, *rows]) + "\n").encode()
         if name == f"{base}/practice-breast-cancer/1/record.json":  # a record whose score was edited
             record = json.loads(data)
@@ -409,6 +409,8 @@ def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundl
             return json.dumps(record, indent=2).encode()
         if name == f"{base}/practice-wine/1/code/main.py":  # a removed file
             return None
+        if name == f"podium-bundle/agents/{baseline}/main.py":  # the agent's own code changed
+            return data + b"\nimport podium.grading\n"
         return data
 
     extra = tarfile.TarInfo(f"{base}/practice-breast-cancer/0/code/later.py")  # an extra file
@@ -418,21 +420,30 @@ def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundl
     result = podium("bundle", "verify", str(tampered), "--data-dir", str(practice["data2"]))
     assert result.returncode == 1, result.stdout + result.stderr[-3000:]
     lines = result.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines if line.startswith(("changed", "removed", "extra"))] == [
-        "changed", "changed", "removed", "extra",
-    ]  # fmt: skip
-    assert "changed: runs/pg-baseline/practice-breast-cancer/1/record.json (sha256" in lines[0]
-    assert "changed: runs/pg-baseline/practice-wine/0/submission/submission.csv (sha256" in lines[1]
-    assert lines[2] == "removed: runs/pg-baseline/practice-wine/1/code/main.py (in the manifest, not in the bundle)"
+    files = [line for line in lines if line.startswith(("changed", "removed", "extra"))]
+    assert len(files) == 5, lines
+    assert files[0].startswith(f"changed: agents/{baseline}/main.py (sha256")
+    assert files[1].startswith("changed: runs/pg-baseline/practice-breast-cancer/1/record.json (sha256")
+    assert files[2].startswith("changed: runs/pg-baseline/practice-wine/0/submission/submission.csv (sha256")
+    assert files[3] == "removed: runs/pg-baseline/practice-wine/1/code/main.py (in the manifest, not in the bundle)"
     assert (
-        lines[3]
+        files[4]
         == "extra: runs/pg-baseline/practice-breast-cancer/0/code/later.py (in the bundle, not in the manifest)"
     )
-    graded = [line for line in lines[4:]]
-    assert any(
-        line.startswith("pg-baseline/practice-breast-cancer/1: score 0.5 in the record, 0.99") for line in graded
-    ), graded
-    assert any(line.startswith("pg-baseline/practice-wine/0: score 0.09818 in the record") for line in graded), graded
+    rest = lines[5:]
+    assert any(line.startswith("pg-baseline/practice-breast-cancer/1: score 0.5 in the record, 0.99") for line in rest)
+    wine = [line.removeprefix("pg-baseline/practice-wine/0: ") for line in rest if "practice-wine/0:" in line]
+    assert wine[0].startswith("score 0.09818 in the record, 1.09") and wine[1:] == [
+        "above_median True in the record, False graded again",
+        "bronze_medal True in the record, False graded again",
+        "audit integrity clean in audit.json, unclear run again",
+    ], wine
+    # the agent folder no longer hashes to the records' agent_hash: integrity is no longer backed, run by run
+    integrity = [line for line in rest if "audit integrity clean in audit.json, unclear run again" in line]
+    assert sorted(line.split(":")[0] for line in integrity) == [
+        f"pg-baseline/{cid}/{seed}" for cid in COMPETITIONS for seed in (0, 1)
+    ]
+    assert len(rest) == 1 + 3 + 4, rest  # one line per difference, nothing else
     assert len(lines) == len(set(lines)) and "difference(s)" in result.stderr
 
 

@@ -182,8 +182,8 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         print(line)
     if summary.get("integrity_not_rerun"):
         print(
-            f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s) of agents not "
-            "built into podium (it reads the agent's folder; the bundle names it by its hash)",
+            f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s): the bundle does "
+            "not carry their agent's folder (its manifest says why)",
             file=sys.stderr,
         )
     digest = summary.get("manifest_sha256")

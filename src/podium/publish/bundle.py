@@ -7,6 +7,8 @@ The archive holds, under ``podium-bundle/``::
                                              logs/, llm_calls.jsonl, llm_transcript.jsonl (the proxy's
                                              transcript, where the run has one), validation_calls.jsonl,
                                              audit.json, resources.jsonl
+    agents/<agent hash>/...                  each agent folder that ran, as its hash reads it (the audit
+                                             finds it and checks it against the record's agent_hash)
     environments/<digest>.json               the lock of each environment the runs' code ran with
     index.html                               `podium report`'s HTML over the groups, each run linked to
     pages/<group>/<competition>/<seed>.html  its own page (transcript, code, journal, logs, files)
@@ -98,26 +100,31 @@ class _Prepared:
                     self.by_hash.setdefault(value, f"{cid}/prepared/{name}")
 
 
-def _walk(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
-    """(relative path, path or None, why it is left out or None) of everything under a run folder, in path order."""
+def _walk(
+    root: Path, leave: Callable[[os.DirEntry[str]], bool] | None = None
+) -> Iterator[tuple[str, Path | None, str | None]]:
+    """(relative path, path or None, why it is left out or None) of everything under ``root``: a folder's files
+    by name, then its folders; ``leave`` names entries passed over without a word."""
     stack = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
         with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name, reverse=True)
+            entries = sorted((e for e in listing if leave is None or not leave(e)), key=lambda e: e.name)
+        below = []
         for entry in entries:
             relative = Path(entry.path).relative_to(root).as_posix()
             if entry.is_symlink():
                 yield relative, None, "a symbolic link (never followed)"
             elif entry.is_dir(follow_symlinks=False):
                 if depth < _MAX_DEPTH:
-                    stack.append((Path(entry.path), depth + 1))
+                    below.append((Path(entry.path), depth + 1))
                 else:
                     yield relative, None, f"a folder deeper than {_MAX_DEPTH} levels"
             elif entry.is_file(follow_symlinks=False):
                 yield relative, Path(entry.path), None
             else:
                 yield relative, None, "not a regular file (a device, FIFO or socket)"
+        stack.extend(reversed(below))
 
 
 def _read(handle: IO[bytes], size: int) -> Iterator[bytes]:
@@ -253,9 +260,11 @@ def create_bundle(
     try:
         with open(partial, "wb") as raw, open_writer(raw) as tar:
             writer = _Writer(tar)
-            runs, environments = [], {}
+            runs: list[dict[str, Any]] = []
+            environments: dict[str, bool] = {}
+            agents: dict[str, Any] = {}
             for index, (row, place) in enumerate(zip(rows, places, strict=True), start=1):
-                entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages)
+                entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages, agents)
                 runs.append(entry)
                 if entry["environment"] and entry["environment"] not in environments:
                     environments[entry["environment"]] = lock is not None
@@ -274,6 +283,7 @@ def create_bundle(
             manifest |= {
                 "runs": runs,
                 "environments": environments,
+                "agents": agents,
                 "data": prepared.summary,
                 "files": writer.files,
             }
@@ -302,6 +312,57 @@ class _TextSpool:
         return self.spool.write(text.encode("utf-8"))
 
 
+def _add_tree(
+    writer: _Writer,
+    root: Path,
+    place: str,
+    prepared: _Prepared,
+    max_file: int,
+    secret_in: Any,
+    leave: Callable[[os.DirEntry[str]], bool] | None = None,
+) -> tuple[list[str], list[dict[str, str]]]:
+    """Add every file under ``root`` as ``place/...``; returns the files added and those left out (with why)."""
+    files, left_out = [], []
+    for relative, path, why in _walk(root, leave):
+        if path is not None:
+            why = _add_file(writer, f"{place}/{relative}", path, relative, prepared, max_file, secret_in)
+        if why is None:
+            files.append(relative)
+        else:
+            left_out.append({"path": relative, "reason": why})
+    return files, left_out
+
+
+def _add_agent(
+    writer: _Writer, run_dir: Path, prepared: _Prepared, max_file: int, secret_in: Any, agents: dict[str, Any]
+) -> tuple[str | None, str]:
+    """Add the agent folder that ran (once per hash): the folder the audit finds and checks against the record's
+    ``agent_hash``, with the files that hash leaves out (hidden ones, ``__pycache__``) left out here too, so the
+    verifier can hash it again. Returns (its place in the bundle or None, how it was found or why not)."""
+    from podium.audit import AuditContext
+
+    context = AuditContext(run_dir)
+    found = context.agent_folder
+    digest = context.record.agent_hash if context.record else None
+    if found.path is None or not digest:
+        return None, found.how
+    place = f"agents/{digest}"
+    if digest not in agents:
+        runs_root = run_dir.parents[2].resolve() if len(run_dir.parents) > 2 else None
+
+        def leave(entry: os.DirEntry[str]) -> bool:
+            folder = entry.is_dir(follow_symlinks=False)
+            return (
+                entry.name.startswith(".")
+                or (folder and (entry.name == "__pycache__" or Path(entry.path).resolve() == runs_root))
+                or (not folder and entry.name.endswith(".pyc"))
+            )
+
+        files, left_out = _add_tree(writer, found.path, place, prepared, max_file, secret_in, leave)
+        agents[digest] = {"path": place, "files": len(files), "left_out": left_out}
+    return place, found.how
+
+
 def _add_run(
     writer: _Writer,
     row: Mapping[str, Any],
@@ -310,18 +371,14 @@ def _add_run(
     max_file: int,
     secret_in: Any,
     pages: Mapping[str, str],
+    agents: dict[str, Any],
 ) -> tuple[dict[str, Any], bytes | None]:
-    """Add one run's files and its page; returns its manifest entry and its environment's lock."""
+    """Add one run's files, its agent's folder (once) and its page; returns its manifest entry and its
+    environment's lock."""
     run_dir = Path(row["run_dir"])
     record = read_record(run_dir / "record.json") or {}
-    files, left_out = [], []
-    for relative, path, why in _walk(run_dir):
-        if path is not None:
-            why = _add_file(writer, f"{place}/{relative}", path, relative, prepared, max_file, secret_in)
-        if why is None:
-            files.append(relative)
-        else:
-            left_out.append({"path": relative, "reason": why})
+    files, left_out = _add_tree(writer, run_dir, place, prepared, max_file, secret_in)
+    agent_place, agent_how = _add_agent(writer, run_dir, prepared, max_file, secret_in, agents)
     listed = [{"path": f, **writer.files[f"{place}/{f}"]} for f in files]
     depth = place.count("/")
     page = run_page(
@@ -338,6 +395,8 @@ def _add_run(
         "agent": row["agent"],
         "agent_hash": record.get("agent_hash"),
         "agent_folder": record.get("agent_folder"),
+        "agent_bundled": agent_place,
+        "agent_found": agent_how,
         "environment": digest,
         "transcript": TRANSCRIPT in files,
         "audit": "audit.json" in files,

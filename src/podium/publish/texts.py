@@ -47,29 +47,17 @@ PR_CHECKBOX = (
 )
 
 
-def _gib(value: Any) -> str:
-    return f"{float(value) / 2**30:g} GiB" if isinstance(value, (int, float)) else "? GiB"
-
-
 def _run_hardware(record: Mapping[str, Any]) -> tuple[str, bool]:
-    """(the hardware a run had, in words; whether the record's compute backs it) for one record."""
+    """(the hardware a run had, in words; whether the record's compute backs it) for one record: its compute
+    (:func:`podium.records.compute_profile`, and the CPU's model), else the caps podium set (its limits)."""
+    from podium.records import compute_profile
+
     compute = record.get("compute")
-    if isinstance(compute, dict) and compute.get("cpus") is not None:
-        count = int(compute.get("gpu_count") or 0)
-        gpu = "no GPU"
-        if count:
-            memory = compute.get("gpu_memory_bytes")
-            size = f" {float(memory) / 2**30:.0f} GiB" if isinstance(memory, (int, float)) else ""
-            gpu = f"{count} x {compute.get('gpu_model') or 'GPU'}{size}"
-        cpu = f" ({compute['cpu_model']})" if compute.get("cpu_model") else ""
-        return f"{compute['cpus']:g} vCPUs{cpu}, {_gib(compute.get('memory_bytes'))} of RAM, {gpu}", True
+    if isinstance(compute, dict) and (words := compute_profile(compute)):
+        return words + (f", CPU {compute['cpu_model']}" if compute.get("cpu_model") else ""), True
     limits = record.get("limits") or {}
-    cpus = limits.get("cpus")
-    gpus = int(limits.get("gpus") or 0)
-    words = [f"{cpus:g} vCPUs" if isinstance(cpus, (int, float)) else "CPUs not capped"]
-    words.append(f"{_gib(limits['memory_bytes'])} of RAM" if limits.get("memory_bytes") else "memory not capped")
-    words.append(f"{gpus} GPU" if gpus else "no GPU")
-    return ", ".join(words), False
+    caps = {"cpus": limits.get("cpus"), "memory_bytes": limits.get("memory_bytes"), "gpu_count": limits.get("gpus")}
+    return compute_profile(caps) or "", False
 
 
 def hardware_words(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:

@@ -202,21 +202,20 @@ def _regrade(
             differ(f"{where}: {flag} {bool(grade.get(flag))} in the record, {bool(getattr(again, flag))} graded again")
 
 
-def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], None]) -> bool:
-    """Run the deterministic checks again; returns whether ``integrity`` was among them (it reads the agent's own
-    folder, which only a built-in agent has on the verifier's machine: a bundle carries the folder's hash)."""
-    from podium.agents import BUILTIN
+def _reaudit(where: str, run_dir: Path, data_dir: Path, agent_dir: Path | None, differ: Callable[[str], None]) -> bool:
+    """Run the deterministic checks again on an unpacked run; returns whether ``integrity`` was among them: it
+    reads the agent's own folder, run again only when the bundle carries it (``agent_dir``, which the check
+    hashes against the record's ``agent_hash`` itself)."""
     from podium.audit import AuditContext, read_audit, resolve_checks
 
     bundled = read_audit(run_dir)
-    context = AuditContext(run_dir, {"data_dir": str(data_dir)})
-    agent = str(context.record.agent) if context.record else ""
-    builtin = bool(agent) and "/" not in agent and (BUILTIN / agent).is_dir()
-    if bundled is None:
-        return builtin
-    for check in resolve_checks([c for c in AUDIT_CHECKS if builtin or c != "integrity"]):
+    options = {"data_dir": str(data_dir)} | ({"agent_dir": str(agent_dir)} if agent_dir is not None else {})
+    context = AuditContext(run_dir, options)
+    if bundled is None or context.record is None:
+        return agent_dir is not None
+    for check in resolve_checks([c for c in AUDIT_CHECKS if agent_dir is not None or c != "integrity"]):
         theirs = bundled.result(check.name)
-        if context.record is None or check.skip_reason(context) is not None or theirs is None:
+        if check.skip_reason(context) is not None or theirs is None:
             continue
         mine: str
         try:
@@ -225,7 +224,15 @@ def _reaudit(where: str, run_dir: Path, data_dir: Path, differ: Callable[[str], 
             mine = f"unclear (the check failed: {type(exc).__name__})"
         if mine != theirs.verdict:
             differ(f"{where}: audit {check.name} {shown(theirs.verdict)} in audit.json, {mine} run again")
-    return builtin
+    return agent_dir is not None
+
+
+def _inside(root: Path, place: object, folder: str) -> Path | None:
+    """``root/place`` for a place the manifest names under ``folder/``, when it is a valid name and was unpacked."""
+    text = str(place)
+    if not text.startswith(f"{folder}/") or check_name(text) is not None or not (root / text).is_dir():
+        return None
+    return root / text
 
 
 def verify_bundle(
@@ -263,21 +270,17 @@ def verify_bundle(
         runs = [r for r in manifest.get("runs") or () if isinstance(r, dict)]
         unchecked = 0
         for index, run in enumerate(runs, start=1):
-            place = str(run.get("path"))
-            where = shown(place.removeprefix("runs/"))
-            run_dir = root / place
-            record = (
-                read_record(run_dir / "record.json")
-                if check_name(place) is None and place.startswith("runs/")
-                else None
-            )
-            if record is None:
+            where = shown(str(run.get("path")).removeprefix("runs/"))
+            run_dir = _inside(root, run.get("path"), "runs")
+            record = read_record(run_dir / "record.json") if run_dir is not None else None
+            if run_dir is None or record is None:
                 differences.append(f"{where}: no readable record.json")
                 continue
             say(f"[{index}/{len(runs)}] {where}: grading again and auditing")
             if str(record.get("competition_id")) in prepared:
                 _regrade(where, run_dir, record, data, differences.append)
-            if not _reaudit(where, run_dir, data, differences.append):
+            agent_dir = _inside(root, run.get("agent_bundled"), "agents")
+            if not _reaudit(where, run_dir, data, agent_dir, differences.append):
                 unchecked += 1
         summary = {
             "runs": len(runs),
