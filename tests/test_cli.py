@@ -191,6 +191,22 @@ def test_run_limits_are_checked_before_anything_is_created(tmp_path: Path, args:
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("agent", ["mlab", "openhands"])
+def test_an_llm_agent_without_its_key_is_refused_before_anything_runs(tmp_path: Path, agent: str) -> None:
+    """Issue 29 item 9: the refusal came after "0 of 1 run(s) already finished; running 1" (and after preparing
+    the data): one line now, and nothing prepared or created."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"} | {"OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "podium", "run", "--agent", agent, "--competitions", "practice-wine",
+         "--runs-dir", str(tmp_path / "runs"), "--data-dir", str(tmp_path / "data")],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("podium: error: the agent's model access") and "set OPENAI_API_KEY" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == "", result.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "data").exists()
+
+
 def test_a_bad_agent_yaml_is_one_line_naming_file_key_and_fix(tmp_path: Path) -> None:
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "agent.yaml").write_text("command: [python3, main.py]\nenviron: {A: 1}\n")

@@ -31,9 +31,11 @@ def test_the_recipe_pairs_both_descriptions_beside_familiarity(tmp_path: Path) -
     given = (tmp_path / "data/obfuscated" / COMP / "prepared/public/description.md").read_text(encoding="utf-8")
     assert given == (registry.get(COMP).folder / "description_obfuscated.md").read_text(encoding="utf-8")
     assert (tmp_path / "data/original" / COMP / "raw").is_dir(), "the source's raw files stay"
+    (tmp_path / "kaggle-texts" / COMP).mkdir(parents=True)  # the texts the model may have read
+    (tmp_path / "kaggle-texts" / COMP / "overview.md").write_text("Predict who survived the Titanic.\n")
     with serve_logprobs() as (url, _):
         _podium(tmp_path, "familiarity", "--base-url", url, "--model", "m", "-c", COMP, "--output", "familiarity.json",
-                "--cache-dir", "cache")  # fmt: skip
+                "--cache-dir", "cache", "--documents", "kaggle-texts")  # fmt: skip
     for variant in ("original", "obfuscated"):
         _podium(tmp_path, "run", "--agent", "baseline", "--competitions", COMP, "--seeds", "1", "--time-limit", "5m",
                 "--data-dir", f"data/{variant}", "--run-group", f"baseline-{variant}")  # fmt: skip

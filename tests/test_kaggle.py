@@ -234,8 +234,11 @@ def test_missing_credentials_name_every_way_and_from(server: FakeKaggle, comp: C
     with pytest.raises(PrepareError) as info:
         kaggle.credentials_source()
     message = str(info.value)
-    for way in ("KAGGLE_API_TOKEN", "access_token", "KAGGLE_USERNAME", "KAGGLE_KEY", "kaggle.json", "--from PATH"):
+    for way in ("KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY", "--from PATH"):
         assert way in message
+    # one line, naming the kaggle.json the client reads once it is written (issue 29 item 7)
+    assert "\n" not in message and f"to {tmp_path / 'home' / '.kaggle' / 'kaggle.json'}," in message
+    assert ".config" not in message
     with pytest.raises(PrepareError, match="no Kaggle credentials"):
         kaggle.preflight(["spaceship-titanic"])
     with pytest.raises(PrepareError, match="no Kaggle credentials"):
@@ -273,6 +276,20 @@ def test_a_kaggle_json_without_a_key_is_not_credentials(home: Path) -> None:
     (home / ".kaggle").mkdir()
     (home / ".kaggle" / "kaggle.json").write_text(json.dumps({"username": USER}))
     with pytest.raises(PrepareError, match="no Kaggle credentials"):
+        kaggle.credentials_source()
+
+
+def test_the_missing_credentials_name_the_kaggle_json_the_client_reads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ~/.kaggle is absent, a kaggle.json already under ~/.config/kaggle is the one read, so it is named;
+    with KAGGLE_CONFIG_DIR, the one in it."""
+    (home / ".config" / "kaggle").mkdir(parents=True)
+    (home / ".config" / "kaggle" / "kaggle.json").write_text("{}")
+    with pytest.raises(PrepareError, match=f"to {re.escape(str(home / '.config' / 'kaggle' / 'kaggle.json'))},"):
+        kaggle.credentials_source()
+    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(home / "cfg"))
+    with pytest.raises(PrepareError, match=f"to {re.escape(str(home / 'cfg' / 'kaggle.json'))},"):
         kaggle.credentials_source()
 
 

@@ -25,7 +25,7 @@ from test_llm_agents import _run as run_podium
 sys.path.insert(0, str(BUILTIN / "mlab"))
 sys.path.insert(0, str(sandbox_file("podium_llm.py").parent))
 
-from actions import ACTIONS, ActionError, Tools, describe_actions
+from actions import ACTIONS, FILE_ACTIONS, ActionError, Tools, describe_actions, offered
 from answer import Malformed, parse
 from podium_llm import Completion
 from research_log import Entry, ResearchLog
@@ -96,6 +96,26 @@ def test_the_actions_edit_undo_inspect_and_execute(tmp_path: Path) -> None:
         run["Write File"](tools, {"file_name": "../escape.txt", "content": "x"})
     with pytest.raises(ActionError, match=r"no edit of b\.py"):
         run["Undo Edit Script"](tools, {"script_name": "b.py"})
+
+
+def test_the_prompt_offers_the_actions_mlagentbenchs_research_agent_offers(tmp_path: Path) -> None:
+    """Issue 28 §8: MLAgentBench's research agent leaves Read File, Write File and Append File (with its
+    research-log, REPL and segment-edit tools) out of its prompt, and offers Reflection; mlab offered the
+    first three and had no Reflection. They are offered with MLAB_FILE_ACTIONS=1 (an answer naming one is
+    still carried out, as MLAgentBench does)."""
+    assert offered() == ["List Files", "Copy File", "Inspect Script Lines", "Edit Script (AI)", "Undo Edit Script",
+                         "Execute Script", "Understand File", "Reflection", "Final Answer"]  # fmt: skip
+    shown = describe_actions(offered())
+    assert "- Reflection:" in shown and not any(f"- {name}:" in shown for name in FILE_ACTIONS)
+    assert all(f"- {name}:" in describe_actions(offered(file_actions=True)) for name in FILE_ACTIONS)
+    client = FakeClient("The crash came from a missing column; the fix worked.")
+    tools = Tools(tmp_path, client, lambda: 2.0, readable=(tmp_path,), task="Predict y.",  # type: ignore[arg-type]
+                  research_log=lambda: "step 3: train.py crashed on column z")  # fmt: skip
+    answer = ACTIONS["Reflection"].run(tools, {"things_to_reflect_on": "why did step 3 fail?"})
+    assert answer == "The crash came from a missing column; the fix worked." and len(tools.completions) == 1
+    assert all(part in client.prompts[0] for part in ("Predict y.", "crashed on column z", "why did step 3 fail?"))
+    with pytest.raises(ActionError, match="things_to_reflect_on"):
+        ACTIONS["Reflection"].run(tools, {})
 
 
 def test_the_research_log_is_compressed_past_its_budget(tmp_path: Path) -> None:
@@ -196,3 +216,8 @@ def test_mlab_runs_end_to_end_on_two_practice_competitions(
     calls = sum(json.loads((tmp_path / "runs" / "default" / c / "0" / "record.json").read_text())["llm"]["calls"]
                 for c in COMPS)  # fmt: skip
     assert calls == len(asked) and all(r["body"]["max_tokens"] == 16384 for r in asked)
+    assert all(r["body"]["seed"] == 0 for r in asked), "the run's SEED is the model's sampling seed"
+    steps = [
+        r["body"]["messages"][-1]["content"] for r in asked if "# How to answer" in r["body"]["messages"][-1]["content"]
+    ]
+    assert steps and all("- Reflection:" in p and "- Write File:" not in p for p in steps)  # Write File: not offered

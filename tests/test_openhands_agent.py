@@ -188,6 +188,7 @@ def test_openhands_runs_end_to_end_on_two_practice_competitions(tmp_path: Path) 
         assert llm["input_tokens"] > 0 and llm["output_tokens"] > 0 and llm["calls"] >= 6
         calls += llm["calls"]
     assert calls == len(asked) and all(r["body"]["model"] == "scripted-1" for r in asked)
+    assert all(r["body"].get("seed") == 0 for r in asked), "the run's SEED is the model's sampling seed"
 
 
 @pytest.mark.rootfs
@@ -224,3 +225,56 @@ def test_an_agent_in_the_root_filesystem_sees_it_and_not_the_host(sandbox_name: 
     out = (tmp_path / "out.txt").read_text()
     assert result.exit_code == 0, (tmp_path / "err.txt").read_text()[-2000:]
     assert "PY (3, 13)" in out and "DATA id,y" in out and "HOST []" in out and "NUMPY 0" in out
+
+
+_STILL_RUNNING = """\
+import sys, time
+sys.path.insert(0, '/home/agent')
+from pathlib import Path
+from run_openhands import Journal
+from openhands.sdk.event import ActionEvent, ObservationEvent
+from openhands.sdk.llm import MessageToolCall, TextContent
+from openhands.tools.terminal.definition import TerminalAction, TerminalObservation
+from openhands.tools.terminal.metadata import CmdOutputMetadata
+
+journal = Journal(Path('/home/logs/journal.jsonl'), time.monotonic())
+call = MessageToolCall(id='c1', name='terminal', arguments='{"command": "python train.py"}', origin='completion')
+action = ActionEvent(thought=[TextContent(text='run it')], action=TerminalAction(command='python train.py'),
+                     tool_name='terminal', tool_call_id='c1', tool_call=call, llm_response_id='r1')
+journal.on_event(action)
+note = '[The command has no new output after 30 seconds. The previous command is still running.]'
+seen = TerminalObservation.from_text('', command='python train.py', exit_code=-1,
+                                     metadata=CmdOutputMetadata(prefix='[Below is the output]\\n', suffix='\\n' + note))
+journal.on_event(ObservationEvent(observation=seen, action_id=action.id, tool_name='terminal', tool_call_id='c1'))
+"""
+
+
+@pytest.mark.rootfs
+def test_the_journal_records_what_the_model_saw_of_an_observation(tmp_path: Path) -> None:
+    """Issue 28 §8: OpenHands told the model "the previous command is still running" in the observation's
+    metadata (prefix and suffix) around an empty output; the journal recorded the empty output. The real SDK's
+    events, fed to run_openhands.py's journal in the openhands environment."""
+    from podium.agents import BUILTIN
+    from podium.sandbox import ROOTFS_PATH, Limits, Mount
+    from podium.services import sandbox_file
+
+    built = find(load_profile("openhands"), _env_dir())
+    assert built is not None and built.root is not None
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "probe.py").write_text(_STILL_RUNNING)
+    mounts = [
+        Mount(BUILTIN / "openhands", "/home/agent"),
+        Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
+        Mount(tmp_path / "probe", "/home/probe"),
+        Mount(tmp_path / "logs", "/home/logs", writable=True),
+    ]
+    result = BwrapSandbox("bwrap", built.root).run(
+        ["/opt/openhands/bin/python", "/home/probe/probe.py"], mounts=mounts, workdir="/home",
+        env={"PATH": ROOTFS_PATH, "OPENHANDS_SUPPRESS_BANNER": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        limits=Limits(wall_seconds=180), stdout=tmp_path / "out.txt", stderr=tmp_path / "err.txt",
+    )  # fmt: skip
+    assert result.exit_code == 0, (tmp_path / "err.txt").read_text()[-2000:]
+    last = json.loads((tmp_path / "logs" / "journal.jsonl").read_text().splitlines()[-1])
+    assert last["output_tail"].startswith("[Below is the output]\n")
+    assert last["output_tail"].endswith("The previous command is still running.]"), last

@@ -72,7 +72,7 @@ def inputs(tmp_path: Path) -> tuple[Path, Path, dict[str, float]]:
     grading.write_text(json.dumps({"competition_reports": reports}))
     familiar = {cid: 0.1 + 0.05 * i for i, cid in enumerate(PRACTICE[:-1])}
     data = {
-        "schema": "podium-familiarity/1", "model": {"kind": "fake", "file": "m.gguf"}, "samples": 1000, "seed": 0,
+        "schema": "podium-familiarity/2", "model": {"kind": "fake", "file": "m.gguf"}, "samples": 1000, "seed": 0,
         "definition": "mean next-token probability",
         "competitions": [{"competition_id": cid, "familiarity": f} for cid, f in familiar.items()],
     }  # fmt: skip
@@ -147,4 +147,8 @@ def test_a_file_that_is_not_familiarity_is_refused(tmp_path: Path, capsys: pytes
     grading = tmp_path / "agent.json"
     grading.write_text(json.dumps({"competition_reports": []}))
     assert main(["report", str(grading), "--familiarity", str(other)]) == 2
-    assert "not a podium-familiarity/1 file" in capsys.readouterr().err
+    assert "not a podium-familiarity/2 file" in capsys.readouterr().err
+    # a file of the first schema pooled podium's own descriptions (the floor) into the familiarity: refused
+    other.write_text(json.dumps({"schema": "podium-familiarity/1", "competitions": []}))
+    assert main(["report", str(grading), "--familiarity", str(other)]) == 2
+    assert "run `podium familiarity` again" in capsys.readouterr().err

@@ -210,3 +210,49 @@ def test_the_agent_hash_ignores_hidden_files_caches_and_a_runs_folder_inside(tmp
     assert folder_digest(agent, skip=[agent / "runs"]) == before
     (agent / "main.py").write_text("print(2)\n")
     assert folder_digest(agent, skip=[agent / "runs"]) != before
+
+
+def test_group_json_lists_the_competitions_asked_of_the_group_by_every_command(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    group = tmp_path / "runs" / "g" / "group.json"
+    rungroup.write(group.parent, rungroup.plan(config, [registry.get(COMPS[1])], RunStore(config.runs_dir)).document)
+    assert json.loads(group.read_text())["competitions"] == [COMPS[1]]
+    _plan(config)
+    assert json.loads(group.read_text())["competitions"] == sorted(COMPS)
+    # a group from before the list: what it holds counts as asked, with this command's
+    data = json.loads(group.read_text())
+    del data["competitions"]
+    group.write_text(json.dumps(data))
+    _finish(config, "practice-spaceship-titanic")
+    rungroup.write(group.parent, rungroup.plan(config, [registry.get(COMPS[0])], RunStore(config.runs_dir)).document)
+    assert json.loads(group.read_text())["competitions"] == sorted([COMPS[0], "practice-spaceship-titanic"])
+
+
+def test_the_report_of_a_group_counts_the_competitions_asked_of_it_not_a_whole_split(tmp_path: Path) -> None:
+    """Issue 29 item 4: `podium run --competitions a,b` then `podium report` on the group: reported over a and b
+    (2 competitions), not refused over the practice split, nor padded with its 8 others."""
+    from podium.report import build_report, load_inputs, render
+
+    config = _config(tmp_path)
+    _plan(config)
+    for cid in COMPS:
+        _finish(config, cid)
+    inputs = load_inputs([str(tmp_path / "runs" / "g")])
+    assert inputs[0].asked == sorted(COMPS) and inputs[0].notes == []
+    report = build_report(inputs)
+    assert list(report["splits"]) == ["asked"] and report["splits"]["asked"]["competitions"] == 2
+    published = report["labels"]["dummy (g)"]["splits"]["asked"]["published"]
+    assert published["num_competitions_per_seed"] == 2
+    assert published["metrics"]["valid_submissions_percentage"]["mean"] == 100.0
+    assert "== asked of the run group: 2 competitions ==" in render(report, "text")
+    # --split still asks for a split's denominator: the practice split's other competitions are missing
+    practice = registry.split_ids("practice")
+    padded = build_report(inputs, split="practice", pad_missing=True)["labels"]["dummy (g)"]["splits"]["practice"]
+    assert padded["published"]["metrics"]["valid_submissions_percentage"]["mean"] == pytest.approx(200 / len(practice))
+    # a group from before group.json listed them: the splits, as before, and a note that says so
+    data = json.loads((tmp_path / "runs" / "g" / "group.json").read_text())
+    del data["competitions"]
+    (tmp_path / "runs" / "g" / "group.json").write_text(json.dumps(data))
+    (old,) = load_inputs([str(tmp_path / "runs" / "g")])
+    assert old.asked is None and "reported against the splits, as before" in old.notes[0]
+    assert "asked" not in build_report([old], pad_missing=True)["splits"]

@@ -4,24 +4,26 @@ A document's familiarity is the model's mean probability of each actual next tok
 ``samples`` token positions drawn without replacement with a fixed seed (the published experiment drew
 1,000), or over every token (``samples`` 0). A competition's documents are its description as podium
 gives it to agents (``description.md``), the description that names no competition
-(``description_obfuscated.md``, reported apart as a control), and any documents the user supplies in
-``DIR/<id>/*.md`` or ``*.txt`` (Kaggle's own description page, its top discussion posts). The
-competition's familiarity pools the token positions of every document but the obfuscated one and
-samples ``samples`` of them.
+(``description_obfuscated.md``, a control), and any documents the user supplies in ``DIR/<id>/*.md``
+or ``*.txt`` (Kaggle's own description page, its top discussion posts).
 
 podium's descriptions are written in its own words, so a model cannot have read them in training:
-their familiarity is a floor to compare with. What measures contamination is the text the model may
-have seen, which the user supplies with ``--documents``.
+they measure no contamination, and their familiarity is a **floor** to compare with. What measures
+contamination is text the model may have seen, which the user supplies with ``--documents``. So a
+competition's ``familiarity`` pools the user's documents (None where the user gave none), and its
+``floor`` is podium's description, reported apart; the file's ``measures`` says which the run had.
 
 Every token's probability is cached per model identity and document (its SHA-256) as a float32
 array in ``CACHE/<model identity>/<document sha256>.npy``, written atomically; a rerun with another
 ``samples`` or seed, or after Ctrl-C, scores only what is not cached yet.
 
-The output, schema ``podium-familiarity/1``::
+The output, schema ``podium-familiarity/2`` (``/1`` pooled the floor with the user's documents)::
 
-    {"schema": "podium-familiarity/1", "model": {...the scorer's description}, "samples": 1000 | null,
-     "seed": 0, "definition": "...",
-     "competitions": [{"competition_id", "familiarity", "positions", "tokens",
+    {"schema": "podium-familiarity/2", "model": {...the scorer's description}, "samples": 1000 | null,
+     "seed": 0, "definition": "...", "measures": "...", "documents": DIR | null,
+     "competitions": [{"competition_id",
+                       "familiarity": the user's documents pooled | null, "positions", "tokens",
+                       "floor": {"familiarity", "positions", "tokens"} | null,   # podium's description
                        "documents": [{"name", "source": "podium" | "user", "role": "description" |
                                       "obfuscated" | "document", "sha256", "tokens", "positions",
                                       "mean_probability", "cached"}]}]}
@@ -46,6 +48,7 @@ from podium.competition import Competition
 from podium.errors import UsageError
 
 __all__ = [
+    "MEASURES",
     "PUBLISHED_SAMPLES",
     "SCHEMA",
     "Document",
@@ -58,7 +61,7 @@ __all__ = [
     "sampled_mean",
 ]
 
-SCHEMA = "podium-familiarity/1"
+SCHEMA = "podium-familiarity/2"
 #: Token positions per competition in the published experiment.
 PUBLISHED_SAMPLES = 1000
 #: A user's document larger than this is refused (it would be text nobody meant to score).
@@ -182,8 +185,23 @@ def _definition(samples: int | None, seed: int) -> str:
     over = "every token" if samples is None else f"{samples} token positions drawn without replacement (seed {seed})"
     return (
         "familiarity: the model's mean probability of each actual next token given the tokens before it, over "
-        f"{over}; a competition pools its documents but the obfuscated description"
+        f"{over}; a competition's pools the user's documents (--documents); its floor is the same over podium's "
+        "own description, which no model read in training"
     )
+
+
+#: What a familiarity file measures, with and without documents of the user's.
+MEASURES = {
+    True: "contamination: the user's documents (--documents), beside podium's own descriptions as the floor",
+    False: "no contamination: no documents of the user's, so only podium's own descriptions (the floor) were scored",
+}
+
+
+def _pooled(arrays: Sequence[np.ndarray], samples: int | None, seed: int) -> tuple[float | None, int, int]:
+    """(sampled mean, positions used, tokens) over the arrays' positions pooled."""
+    every = np.concatenate(arrays) if arrays else np.zeros(0)
+    mean, used = sampled_mean(every, samples, seed)
+    return mean, used, len(every)
 
 
 def familiarity(
@@ -205,7 +223,7 @@ def familiarity(
     rows = []
     for index, competition in enumerate(competitions, start=1):
         docs = []
-        pooled: list[np.ndarray] = []
+        by_role: dict[str, list[np.ndarray]] = {"description": [], "document": []}
         for doc in competition_documents(competition, documents_dir):
             progress.start(index, f"{competition.id} {doc.name}")
             probabilities, cached = _scored(doc, scorer, cache, progress.tokens)
@@ -215,12 +233,13 @@ def familiarity(
                 {"name": doc.name, "source": doc.source, "role": doc.role, "sha256": doc.sha256,
                  "tokens": len(probabilities), "positions": used, "mean_probability": mean, "cached": cached}
             )  # fmt: skip
-            if doc.role != "obfuscated":
-                pooled.append(probabilities)
-        every = np.concatenate(pooled) if pooled else np.zeros(0)
-        mean, used = sampled_mean(every, samples, seed)
+            by_role.setdefault(doc.role, []).append(probabilities)
+        mean, used, tokens = _pooled(by_role["document"], samples, seed)
+        floor, floor_used, floor_tokens = _pooled(by_role["description"], samples, seed)
         rows.append(
-            {"competition_id": competition.id, "familiarity": mean, "positions": used, "tokens": len(every),
+            {"competition_id": competition.id, "familiarity": mean, "positions": used, "tokens": tokens,
+             "floor": {"familiarity": floor, "positions": floor_used, "tokens": floor_tokens}
+             if by_role["description"] else None,
              "documents": docs}
         )  # fmt: skip
     return {
@@ -229,6 +248,8 @@ def familiarity(
         "samples": samples,
         "seed": seed,
         "definition": _definition(samples, seed),
+        "measures": MEASURES[any(row["familiarity"] is not None for row in rows)],
+        "documents": str(documents_dir) if documents_dir is not None else None,
         "competitions": rows,
     }
 
@@ -259,13 +280,20 @@ def load_familiarity(path: Path) -> dict[str, Any]:
         raise UsageError(
             f"--familiarity {path}: not a readable JSON file ({exc}); give `podium familiarity`'s output"
         ) from None
+    if isinstance(data, dict) and data.get("schema") == "podium-familiarity/1":
+        raise UsageError(
+            f"--familiarity {path}: a podium-familiarity/1 file, whose familiarity pooled podium's own descriptions "
+            "(which measure no contamination) with your documents; run `podium familiarity` again (its cache makes "
+            "it quick) for a podium-familiarity/2 file that keeps them apart"
+        )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("competitions"), list):
         raise UsageError(f"--familiarity {path}: not a {SCHEMA} file; give the output of `podium familiarity`")
     return data
 
 
 def familiarity_by_competition(data: Mapping[str, Any]) -> dict[str, float]:
-    """competition id -> its familiarity, for the competitions that have one."""
+    """competition id -> its familiarity (the user's documents), for the competitions that have one: never the
+    floor, which measures no contamination."""
     return {
         str(row["competition_id"]): float(row["familiarity"])
         for row in data["competitions"]

@@ -15,7 +15,12 @@ given the tokens before it (the first token, which has nothing before it, has no
   ``usage.prompt_tokens`` ones.
 
 Each scorer has an ``identity``: what the cache keys its results by (the GGUF file's SHA-256 and the
-context, or the server's model name).
+context; for a server, its address, the model's name and what the server says of the model, its
+``/v1/models`` entry less the fields that change from one asking to the next).
+
+A server gets a key only when it is asked for (``api_key_env``: the variable that holds it) or when
+its address is a known provider's (:data:`podium.agents.llm.PROVIDERS`: then that provider's
+variable, e.g. ``OPENAI_API_KEY`` for ``https://api.openai.com``); any other address gets none.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from podium.agents.llm import PROVIDERS
 from podium.errors import UsageError
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "ServerScorer",
     "TokenScorer",
     "file_sha256",
+    "known_key_variable",
     "next_token_probabilities",
 ]
 
@@ -126,37 +134,90 @@ class LlamaCppScorer:
         return np.concatenate(out) if out else np.zeros(0)
 
 
-def _completions_url(base_url: str) -> str:
+def _api_url(base_url: str, path: str) -> str:
     base = base_url.rstrip("/")
-    return base + ("/completions" if base.endswith("/v1") else "/v1/completions")
+    return base + (f"/{path}" if base.endswith("/v1") else f"/v1/{path}")
+
+
+#: Fields of a ``/v1/models`` entry that change from one asking to the next (vLLM gives ``created`` as the
+#: time of the answer and fresh permission ids), left out of the cache's key.
+_VOLATILE_MODEL_FIELDS = ("created", "permission")
+_MODELS_BYTES = 8 << 20
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the error it is: the key goes to the address named and to no other."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
+
+
+def known_key_variable(url: str) -> str | None:
+    """The key variable of the known provider at ``url``'s address (scheme, host and port), if it is one's."""
+    where = urlsplit(url)
+    for provider in PROVIDERS.values():
+        home = urlsplit(provider.base_url)
+        if provider.auth == "bearer" and (where.scheme, where.netloc) == (home.scheme, home.netloc):
+            return provider.api_key_env
+    return None
 
 
 class ServerScorer:
     """A server's prompt logprobs (OpenAI-compatible completions with ``echo`` and ``logprobs``; vLLM)."""
 
-    def __init__(self, base_url: str, model: str, *, timeout_s: float = 600.0) -> None:
+    def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None, timeout_s: float = 600.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise UsageError(f"--base-url {base_url}: give an http:// or https:// address, e.g. http://127.0.0.1:8000")
-        self.url = _completions_url(base_url)
+        self.url = _api_url(base_url, "completions")
         self.model = model
         self.timeout_s = timeout_s
-        # by the model's name alone: the same model behind another address (a new port) reuses the cache
-        self.identity = "server-" + hashlib.sha256(model.encode()).hexdigest()[:32]
+        self.key_variable = api_key_env or known_key_variable(self.url)
+        self._key = os.environ.get(self.key_variable, "") if self.key_variable else ""
+        if api_key_env and not self._key:
+            raise UsageError(f"--api-key-env {api_key_env}: the variable is not set. Fix: export {api_key_env}=KEY")
+        entry = self._model_entry(_api_url(base_url, "models"))
+        said = json.dumps(entry, sort_keys=True) if entry is not None else "no /v1/models entry"
+        self.identity = "server-" + hashlib.sha256("\n".join([self.url, model, said]).encode()).hexdigest()[:32]
         self.description = {
             "kind": "server",
             "url": self.url,
             "model": model,
+            "model_entry": entry,
+            "key": f"from {self.key_variable}" if self._key else "none",
             "engine": "OpenAI-compatible completions, echo=true, logprobs=1 (prompt logprobs, as vLLM returns them)",
         }
 
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def _model_entry(self, url: str) -> dict[str, Any] | None:
+        """What the server's ``/v1/models`` says of the model (its volatile fields left out), or None where it
+        lists no such model or does not answer."""
+        request = urllib.request.Request(url, headers=self._headers(), method="GET")
+        try:
+            with _NO_REDIRECTS.open(request, timeout=min(self.timeout_s, 30.0)) as response:
+                listed = json.loads(response.read(_MODELS_BYTES + 1)[:_MODELS_BYTES])
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        entries = listed.get("data") if isinstance(listed, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == self.model:
+                return {k: v for k, v in entry.items() if k not in _VOLATILE_MODEL_FIELDS}
+        return None
+
     def _ask(self, text: str) -> Mapping[str, Any]:
         body = {"model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
-        headers = {"Content-Type": "application/json"}
-        if key := os.environ.get("OPENAI_API_KEY"):
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
+        request = urllib.request.Request(
+            self.url, data=json.dumps(body).encode(), headers=self._headers(), method="POST"
+        )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with _NO_REDIRECTS.open(request, timeout=self.timeout_s) as response:
                 answer: Mapping[str, Any] = json.loads(response.read())
                 return answer
         except urllib.error.HTTPError as exc:

@@ -30,9 +30,10 @@ def add_familiarity_parser(sub: Any) -> None:
     p = sub.add_parser(
         "familiarity",
         help="how familiar a model is with each competition's texts (mean probability of each next token)",
-        description="For each competition, the model's mean probability of each actual next token of its "
-        "description and of the documents you supply, over N positions drawn with a fixed seed. "
-        "See docs/contamination.md.",
+        description="For each competition, the model's mean probability of each actual next token of the "
+        "documents you supply (--documents), over N positions drawn with a fixed seed, and apart from them the "
+        "floor: the same over podium's own description, which no model read in training and which so measures "
+        "no contamination. Without --documents only the floor is scored. See docs/contamination.md.",
     )
     model = p.add_mutually_exclusive_group(required=True)
     model.add_argument("--model-file", default=None, metavar="GGUF", help="a local GGUF model (llama-cpp-python)")
@@ -44,6 +45,13 @@ def add_familiarity_parser(sub: Any) -> None:
         "vLLM; not llama-cpp-python's server, whose echo logprobs are off by one); needs --model",
     )
     p.add_argument("--model", default=None, metavar="NAME", help="the server's model name (with --base-url)")
+    p.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="NAME",
+        help="send the key in the environment variable NAME to --base-url (default: a key only to a known "
+        "provider's address, e.g. OPENAI_API_KEY to https://api.openai.com; none to any other)",
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
     which.add_argument("--split", default=None, help="every competition of a split (default: split75, all 75)")
@@ -75,17 +83,21 @@ def _scorer(args: argparse.Namespace) -> Any:
     from podium.audit.logits import LlamaCppScorer, ServerScorer
 
     if args.model_file:
-        if args.model:
-            raise UsageError("--model names a server's model: give it with --base-url, or drop it with --model-file")
+        if args.model or args.api_key_env:
+            raise UsageError(
+                "--model and --api-key-env go with a server: give them with --base-url, or drop them with --model-file"
+            )
         return LlamaCppScorer(Path(args.model_file), context=args.context, threads=args.threads)
     if not args.model:
         raise UsageError("--base-url needs --model NAME, the model the server serves")
-    return ServerScorer(args.base_url, args.model)
+    return ServerScorer(args.base_url, args.model, api_key_env=args.api_key_env)
 
 
 def cmd_familiarity(args: argparse.Namespace) -> int:
+    import sys
+
     from podium import registry
-    from podium.audit.familiarity import ProbabilityCache, default_cache_dir, familiarity
+    from podium.audit.familiarity import MEASURES, ProbabilityCache, default_cache_dir, familiarity
     from podium.cli.commands import write_output
 
     refs = list(args.competition) if args.competition else registry.split_ids(args.split or "split75")
@@ -101,4 +113,10 @@ def cmd_familiarity(args: argparse.Namespace) -> int:
         cache=cache,
     )
     write_output(json.dumps(result, indent=1) + "\n", args.output)
+    if result["measures"] == MEASURES[False]:
+        print(
+            "podium: note: this measured no contamination: without --documents DIR, only podium's own descriptions "
+            "(the floor) were scored; give the texts the model may have read (Kaggle's pages, its discussions)",
+            file=sys.stderr,
+        )
     return 0

@@ -15,6 +15,7 @@ from podium.errors import UsageError
 if TYPE_CHECKING:
     from podium.agents import AgentSpec
     from podium.cluster import ClusterSpec
+    from podium.competition import Competition
     from podium.run import Batch, RunConfig
     from podium.sandbox import Hardware
 
@@ -36,6 +37,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     groups = _groups(args.run_group, [a.name for a in agents])
     cluster = _cluster(args)
     hardware = _hardware(args)
+    for agent, group in zip(agents, groups, strict=True):  # refused before anything is prepared or said to run
+        if agent.llm is not None and _runs_to_do(Path(args.runs_dir), group, comps, args.seeds, args.redo):
+            agent.llm.check_prices()
+            agent.llm.api_key()
     prepare_offline(comps, data_dir)
     status = 0
     for agent, group in zip(agents, groups, strict=True):
@@ -54,6 +59,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(agents) > 1:
         _compare_groups(Path(args.runs_dir), groups, [c.id for c in comps] if args.competitions else args.split)
     return status
+
+
+def _runs_to_do(runs_dir: Path, group: str, comps: list[Competition], seeds: int, redo: str | None) -> bool:
+    """Whether the command has runs to do in the group (a redo, or a pair without a run that counts), so that
+    its model access must be there; a command that only reports a finished group needs none."""
+    from podium.store import INDEX_NAME, RunStore
+
+    if redo is not None or not (runs_dir / INDEX_NAME).is_file():
+        return True
+    done = {(r["competition_id"], r["seed"]) for r in RunStore(runs_dir).rows(group) if r["status"] != "harness_error"}
+    return any((c.id, seed) not in done for c in comps for seed in range(seeds))
 
 
 def _cluster(args: argparse.Namespace) -> ClusterSpec | None:

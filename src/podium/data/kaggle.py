@@ -104,24 +104,28 @@ def _has_text(path: Path) -> bool:
         return False
 
 
+def _key_file() -> Path:
+    """The kaggle.json to name: the one the client reads now if it is there, else the one it will read once
+    written (``~/.kaggle/kaggle.json``: writing it creates the folder the client prefers)."""
+    read_now = _config_dir() / "kaggle.json"
+    if os.environ.get("KAGGLE_CONFIG_DIR") or read_now.exists():
+        return read_now
+    return Path.home() / ".kaggle" / "kaggle.json"
+
+
 def _missing_message() -> str:
     return (
-        "no Kaggle credentials found. Provide them in one of three ways:\n"
-        f"  1. an API token (create one at {SETTINGS_URL}): export KAGGLE_API_TOKEN=<token>, "
-        "or save it to ~/.kaggle/access_token\n"
-        "  2. the legacy API key in the environment: export KAGGLE_USERNAME=<user> KAGGLE_KEY=<key>\n"
-        f'  3. the legacy API key in a file: {_config_dir() / "kaggle.json"} holding {{"username": ..., "key": ...}} '
-        "(or set KAGGLE_CONFIG_DIR to the folder that holds it)\n"
-        "(`kaggle auth login` works too.) Without credentials, pass --from PATH with the competition's "
-        "Kaggle zip or its extracted folder: that needs no Kaggle access."
+        f'no Kaggle credentials: write {{"username": ..., "key": ...}} (from {SETTINGS_URL}) to {_key_file()}, '
+        "or export KAGGLE_API_TOKEN (or KAGGLE_USERNAME and KAGGLE_KEY); or pass --from PATH with the "
+        "competition's Kaggle zip, which needs none"
     )
 
 
 def credentials_source() -> str:
     """Where the Kaggle client will find credentials, checked in the client's own order.
 
-    Reads only local files and environment variables; raises PrepareError listing the ways to
-    provide credentials when there are none.
+    Reads only local files and environment variables; raises PrepareError, one line naming the
+    kaggle.json that is read and the other ways, when there are none.
     """
     token = os.environ.get("KAGGLE_API_TOKEN")
     if token and not (Path(token).is_file() and not _has_text(Path(token))):

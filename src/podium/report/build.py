@@ -59,8 +59,11 @@ names the pairs), ``time_scaling`` the best-so-far snapshots graded hour by hour
 METRIC is one of the published keys: ``total_competitions`` (published block only),
 ``submission_exists_percentage``, ``valid_submissions_percentage``, ``above_median_percentage``,
 ``gold_medal_percentage``, ``silver_medal_percentage``, ``bronze_medal_percentage``,
-``any_medal_percentage``. SPLIT is ``low``, ``medium``, ``high``, ``split75`` (all 75), and
-``dev`` or ``practice`` when some input ran them, or the one ``--split`` names.
+``any_medal_percentage``. SPLIT is, without ``--split``, the competitions asked of the run groups
+(``asked``, or ``asked-1``, ``asked-2``, ... for groups asked different ones; the split's name where
+they are one), and where some input does not say what it was asked (a grading report, a group from
+before group.json listed it) ``low``, ``medium``, ``high``, ``split75`` (all 75), and ``dev`` or
+``practice`` when some input ran them; with ``--split``, the one it names.
 """
 
 from __future__ import annotations
@@ -99,6 +102,27 @@ def _split_ids(name: str) -> tuple[str, list[str]]:
     return key, registry.split_ids(key)
 
 
+def _asked_splits(inputs: Sequence[LabelInput], titles: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """One split per set of competitions asked of the run groups (a named split where it is one), first seen first;
+    ``titles`` gains the titles of those that are no named split."""
+    named = {frozenset(registry.split_ids(name)): name for name in (*_DEFAULT_SPLITS, *_EXTRA_SPLITS)}
+    sets: dict[frozenset[str], list[str]] = {}
+    for item in inputs:
+        if item.asked is not None:
+            sets.setdefault(frozenset(item.asked), []).append(item.label)
+    out = []
+    unnamed = [ids for ids in sets if ids not in named]
+    for ids, labels in sets.items():
+        if ids in named:
+            out.append((named[ids], sorted(ids)))
+            continue
+        key = "asked" if len(unnamed) == 1 else f"asked-{unnamed.index(ids) + 1}"
+        whose = labels[0] + (f" and {len(labels) - 1} more" if len(labels) > 1 else "")
+        titles[key] = "asked of the run group" if len(sets) == 1 else f"asked of {whose}"
+        out.append((key, sorted(ids)))
+    return out
+
+
 def build_report(
     inputs: Sequence[LabelInput],
     *,
@@ -117,6 +141,8 @@ def build_report(
     ``familiarity`` a `podium familiarity` file to set against each label's performance
     (:mod:`podium.report.contamination`).
 
+    Without ``split``, the splits are the competitions asked of the run groups (:attr:`LabelInput.asked`),
+    and the named splits where some input does not say what was asked of it (a grading report, an old group).
     With ``split`` named, a label that the published rules cannot aggregate over it is an error;
     without, such a cell carries the reason and the other splits are still given.
     """
@@ -127,18 +153,26 @@ def build_report(
         from podium.audit.familiarity import load_familiarity
 
         familiar = load_familiarity(familiarity)
+    titles = dict(TITLES)
     if split is not None:
         chosen = [_split_ids(split)]
     else:
-        chosen = [(name, registry.split_ids(name)) for name in _DEFAULT_SPLITS]
-        ran = {run["competition_id"] for item in inputs for run in item.runs}
-        chosen += [(name, ids) for name in _EXTRA_SPLITS if ran & set(ids := registry.split_ids(name))]
+        chosen = _asked_splits(inputs, titles)
+        if not chosen or any(item.asked is None for item in inputs):
+            named = {key for key, _ in chosen}
+            chosen += [(name, registry.split_ids(name)) for name in _DEFAULT_SPLITS if name not in named]
+            ran = {run["competition_id"] for item in inputs for run in item.runs}
+            chosen += [
+                (name, ids)
+                for name in _EXTRA_SPLITS
+                if name not in named and ran & set(ids := registry.split_ids(name))
+            ]
     report: dict[str, Any] = {
         "schema": "podium-report/2",
         "aggregation": RULES,
         "pad_missing": pad_missing,
         "seeds": seeds,
-        "splits": {key: {"title": TITLES.get(key, key), "competitions": len(ids)} for key, ids in chosen},
+        "splits": {key: {"title": titles.get(key, key), "competitions": len(ids)} for key, ids in chosen},
         "labels": {},
     }
     for item in inputs:

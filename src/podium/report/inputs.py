@@ -10,6 +10,10 @@ Inputs (each PATH of ``podium report``):
 - a folder of such files (its ``*grading_report*.json`` files, else every ``*.json``), labelled by
   the folder's name.
 
+A run group's denominator is the competitions asked of it (``competitions`` in its ``group.json``,
+written by ``podium run``): :attr:`LabelInput.asked`. A group from before that list has none, and is
+reported against the splits, as it was then (its notes say so).
+
 ``--label NAME`` given once pools every PATH into one label; given once per PATH, it names each.
 Inputs that share a label are pooled the way the published script pools the files passed to its
 ``--grading-reports``: in sorted path order.
@@ -43,17 +47,22 @@ class _Source:
     label: str
     runs: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    asked: list[str] | None = None
 
 
 @dataclass
 class LabelInput:
-    """Everything read under one label, in the published reading order."""
+    """Everything read under one label, in the published reading order.
+
+    ``asked``: the competitions asked of the label's run groups (their union), or None when some input
+    does not say (a grading report, a group from before group.json listed them)."""
 
     label: str
     kind: str
     paths: list[str]
     runs: list[dict[str, Any]]
     notes: list[str]
+    asked: list[str] | None = None
 
 
 def _flags(report: Mapping[str, Any]) -> dict[str, bool]:
@@ -130,11 +139,36 @@ def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Sourc
                 "agent": str(record.agent),
             }
         )
+    asked = _asked(group)
+    old = [] if asked is not None else [_NOT_ASKED.format(group=group)]
     sources = []
     for agent, runs in sorted(by_agent.items()):
         runs.sort(key=lambda r: (r["competition_id"], r["seed"]))
-        sources.append(_Source(str(group), "podium run group", f"{agent} ({group.name})", runs, _gap_notes(runs)))
+        label = f"{agent} ({group.name})"
+        sources.append(_Source(str(group), "podium run group", label, runs, old + _gap_notes(runs), asked))
     return sources
+
+
+_NOT_ASKED = (
+    "{group}/group.json does not list the competitions asked of the group (it was run before podium recorded "
+    "them), so it is reported against the splits, as before; --split FILE (one id a line) names its denominator"
+)
+
+
+def _asked(group: Path) -> list[str] | None:
+    """The competitions asked of a run group (group.json's ``competitions``), or None where it does not list them."""
+    try:
+        with (group / "group.json").open("rb") as file:
+            data = json.loads(file.read(_GROUP_JSON_BYTES + 1)[:_GROUP_JSON_BYTES])
+    except (OSError, ValueError):
+        return None
+    listed = data.get("competitions") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not listed or not all(isinstance(c, str) for c in listed):
+        return None
+    return sorted(set(listed))
+
+
+_GROUP_JSON_BYTES = 4_000_000  # far above the list of every competition; a larger file is not podium's
 
 
 def _gap_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -179,11 +213,8 @@ def _split_by(sources: Sequence[_Source], by: tuple[str, ...]) -> list[_Source]:
         for run in source.runs:
             parts[label_of(run, by)].append(run)
         for label, runs in parts.items():
-            out.append(
-                _Source(
-                    source.path, source.kind, label, runs, _gap_notes(runs) if runs[0].get("seed") is not None else []
-                )
-            )
+            gaps = _gap_notes(runs) if runs[0].get("seed") is not None else []
+            out.append(_Source(source.path, source.kind, label, runs, gaps, source.asked))
     return out
 
 
@@ -233,5 +264,7 @@ def load_inputs(paths: Sequence[str], labels: Sequence[str] = (), by: Sequence[s
         if not runs:
             notes.append("no runs")
         paths_read = list(dict.fromkeys(s.path for s in sources))
-        out.append(LabelInput(label, " + ".join(kinds), paths_read, runs, notes))
+        asked = None if any(s.asked is None for s in sources) else sorted({c for s in sources for c in s.asked or ()})
+        notes = list(dict.fromkeys(notes))  # a group split by --by says its note once
+        out.append(LabelInput(label, " + ".join(kinds), paths_read, runs, notes, asked))
     return out

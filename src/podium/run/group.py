@@ -14,6 +14,10 @@ A ``--redo all`` that stops half-way (Ctrl-C, kill -9) leaves ``pending_redo`` i
 the runs it named and those it has still to redo (each one leaves the list when its new run lands).
 Every later command counts those runs as not done until they are redone, so a group never mixes
 old and new settings, and running the interrupted command again resumes it.
+
+``group.json`` also lists the ``competitions`` asked of the group: every id any command in it named
+(a group from before this list: the competitions it already held, from then on). ``podium report``
+takes them as the group's denominator unless ``--split`` names another.
 """
 
 from __future__ import annotations
@@ -239,10 +243,25 @@ def plan(config: RunConfig, competitions: Sequence[Competition], store: RunStore
             "they count as not done until a command that names them redoes them"
         )
     created = (document or {}).get("created_at") or datetime.now(UTC).isoformat(timespec="seconds")
-    new_document: dict[str, Any] = {"run_group": group, "created_at": created, "settings": current}
+    new_document: dict[str, Any] = {
+        "run_group": group,
+        "created_at": created,
+        "settings": current,
+        "competitions": _asked(document, rows, pairs),
+    }
     if pending:
         new_document["pending_redo"] = pending
     return Plan(pairs, todo, redoing, new_document, notes)
+
+
+def _asked(
+    document: Mapping[str, Any] | None, rows: Mapping[tuple[str, int], Any], pairs: Sequence[tuple[Competition, int]]
+) -> list[str]:
+    """The competitions asked of the group so far: those group.json lists (for a group from before the list,
+    those it holds), and this command's."""
+    before = (document or {}).get("competitions")
+    known = {str(c) for c in before} if isinstance(before, list) else {cid for cid, _ in rows}
+    return sorted(known | {c.id for c, _ in pairs})
 
 
 def landed(group_dir: Path, key: tuple[str, int]) -> None:

@@ -7,6 +7,10 @@ proxy's Unix socket (``PODIUM_LLM_SOCKET``) or, outside podium, to ``PODIUM_LLM_
 TCP. A provider's 429 and 5xx answers, timeouts and dropped connections are retried with
 exponential backoff (honouring ``Retry-After``) and counted; an answer that says the run's budget
 is spent raises :class:`BudgetSpent`, which ends the agent's work with its best submission in place.
+
+The run's seed (``SEED``) goes with every OpenAI-format call as its ``seed`` (sampling is then as
+repeatable as the server makes it; a server that refuses the field gets the call again without it).
+Anthropic's messages API has no seed.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class LLMClient:
     timeout_s: float = 600.0
     retries: int = 6
     max_tokens: int = 4096
+    seed: int | None = None
     calls: int = 0
     retried: int = 0
     input_tokens: int = 0
@@ -89,6 +94,7 @@ class LLMClient:
             socket_path=socket_path if socket_path and os.path.exists(socket_path) else None,
             base_url=base_url,
             max_tokens=int(os.environ.get(f"{prefix}_MAX_TOKENS") or default_tokens),
+            seed=int(os.environ["SEED"]) if os.environ.get("SEED", "").isdigit() else None,
         )
 
     # -- the wire --------------------------------------------------------------------------------
@@ -156,7 +162,16 @@ class LLMClient:
         if tool is not None:
             payload["tools"] = [{"type": "function", "function": tool}]
             payload["tool_choice"] = {"type": "function", "function": {"name": tool["name"]}}
-        data = self._post("/v1/chat/completions", payload)
+        if self.seed is not None:
+            payload["seed"] = self.seed
+        try:
+            data = self._post("/v1/chat/completions", payload)
+        except ModelError as refused:
+            if "seed" not in payload or "HTTP 400" not in str(refused) or "seed" not in str(refused).lower():
+                raise
+            self.seed = None  # this server takes no seed: the calls go on without one
+            del payload["seed"]
+            data = self._post("/v1/chat/completions", payload)
         usage = data.get("usage") or {}
         message = ((data.get("choices") or [{}])[0]).get("message") or {}
         arguments, error = None, None

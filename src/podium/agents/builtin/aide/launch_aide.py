@@ -1,5 +1,5 @@
-"""Starts AIDE's own command line (``aide.run.run``) in this process, with two differences, both so that
-a weak model cannot stall a run:
+"""Starts AIDE's own command line (``aide.run.run``) in this process, seeded, with two differences, both
+so that a weak model cannot stall a run:
 
 - AIDE 0.2.2 reads the feedback model's review from a forced tool call with ``json.loads`` and lets a
   malformed one escape from the step, which ends the search and leaves AIDE's code interpreter running,
@@ -9,12 +9,19 @@ a weak model cannot stall a run:
 - Whatever ends AIDE, the process exits: an exception is printed and the exit status is 1.
 
 AIDE's files are not changed; only its agent module's reference to the query function is wrapped.
+
+The seed: AIDE draws from Python's ``random`` (whether to debug, which buggy node, the order of the
+packages its prompt lists), so ``random`` (and numpy's global generator, where numpy is there) is
+seeded from the run's ``SEED`` before AIDE starts. The model's sampling is AIDE's and is not seeded:
+AIDE 0.2.2 sends no seed, and MLE-bench's AIDE neither.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
 import sys
 import traceback
 from typing import Any
@@ -40,7 +47,19 @@ def _tolerant(query: Any) -> Any:
     return reviewed
 
 
+def seed_from_run() -> int:
+    """Seed ``random`` and numpy's global generator from the run's ``SEED`` (0 outside podium); the seed."""
+    seed = int(os.environ.get("SEED") or 0)
+    random.seed(seed)
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed(seed)
+    return seed
+
+
 def main() -> int:
+    print(f"[aide launcher] random seeded with the run's seed, {seed_from_run()}", flush=True)
     import aide.agent
     import aide.run
 

@@ -3,9 +3,14 @@
 Files are named relative to the working folder (``/home/code``) or by an absolute path under
 ``/home``; writing is allowed in the working folder only (scripts the agent runs may write elsewhere,
 as the instructions allow). Every observation is text, cut to a size the next prompt can hold.
-``Edit Script (AI)`` and ``Understand File`` make model calls of their own (the second call the
-design has): an edit asks the model for the whole rewritten script, an understanding summarises the
-file part by part and combines the notes.
+``Edit Script (AI)``, ``Understand File`` and ``Reflection`` make model calls of their own (the second
+call the design has): an edit asks the model for the whole rewritten script, an understanding
+summarises the file part by part and combines the notes, a reflection thinks over the research log.
+
+The actions offered in the prompt are MLAgentBench's research agent's by default (:data:`OFFERED`:
+its tools less those its agent removes from the prompt, and less Request Help, which it drops when
+not interactive). ``Read File``, ``Write File`` and ``Append File`` are offered too with
+``MLAB_FILE_ACTIONS=1``; as in MLAgentBench, an answer that names one of them anyway is carried out.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any
 
 from podium_llm import Completion, LLMClient
 
-__all__ = ["ACTIONS", "Action", "ActionError", "Tools", "describe_actions"]
+__all__ = ["ACTIONS", "FILE_ACTIONS", "OFFERED", "Action", "ActionError", "Tools", "describe_actions", "offered"]
 
 PROMPTS = Path(__file__).parent / "prompts"
 _OUTPUT_CHARS = 10_000  # an executed script's output shown in the observation (its end)
@@ -59,6 +64,8 @@ class Tools:
     readable: tuple[Path, ...] = (Path("/home"),)
     backups: dict[Path, list[bytes | None]] = field(default_factory=dict)
     completions: list[Completion] = field(default_factory=list)  # the sub-calls of the current step
+    task: str = ""  # the research problem, for a reflection
+    research_log: Callable[[], str] = field(default=lambda: "")  # the log as it stands, for a reflection
 
     def path(self, name: Any, *, write: bool = False) -> Path:
         """The file an input names, inside the folders the action may use."""
@@ -227,6 +234,14 @@ def understand_file(tools: Tools, args: dict[str, Any]) -> str:
     return tools.ask(_fill("combine", name=path.name, things=things, notes=listed))
 
 
+def reflection(tools: Tools, args: dict[str, Any]) -> str:
+    things = args.get("things_to_reflect_on")
+    if not isinstance(things, str) or not things.strip():
+        raise ActionError("things_to_reflect_on must say what to reflect on")
+    log = tools.research_log() or "(nothing yet)"
+    return tools.ask(_fill("reflect", task=tools.task, research_log=log, things=things.strip()))
+
+
 def final_answer(tools: Tools, args: dict[str, Any]) -> str:
     return str(args.get("final_answer") or args.get("answer") or "done")
 
@@ -294,6 +309,12 @@ ACTIONS: dict[str, Action] = {
             understand_file,
         ),
         Action(
+            "Reflection",
+            "have an assistant look over the research log and reflect on what you ask",
+            {"things_to_reflect_on": "what to reflect on, and what to come back with"},
+            reflection,
+        ),
+        Action(
             "Final Answer",
             "end the work: the latest valid submission.csv is what gets graded",
             {"final_answer": "a short summary of what you did and found"},
@@ -303,10 +324,33 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-def describe_actions() -> str:
-    """The action list for the prompt: each name, what it does and its JSON inputs."""
+#: The actions MLAgentBench's research agent offers in its prompt by default.
+OFFERED = (
+    "List Files",
+    "Copy File",
+    "Undo Edit Script",
+    "Execute Script",
+    "Final Answer",
+    "Understand File",
+    "Inspect Script Lines",
+    "Edit Script (AI)",
+    "Reflection",
+)
+#: Offered too with ``MLAB_FILE_ACTIONS=1`` (MLAgentBench has them but leaves them out of its prompt).
+FILE_ACTIONS = ("Read File", "Write File", "Append File")
+
+
+def offered(file_actions: bool = False) -> list[str]:
+    """The names of the actions the prompt offers, in :data:`ACTIONS`' order."""
+    names = set(OFFERED) | (set(FILE_ACTIONS) if file_actions else set())
+    return [name for name in ACTIONS if name in names]
+
+
+def describe_actions(names: list[str] | None = None) -> str:
+    """The action list for the prompt (``names``, else every action): each name, what it does, its JSON inputs."""
     lines = []
-    for action in ACTIONS.values():
+    for name in names if names is not None else list(ACTIONS):
+        action = ACTIONS[name]
         inputs = ", ".join(f'"{k}": {v}' for k, v in action.inputs.items())
         lines.append(f"- {action.name}: {action.purpose}. Input: {{{inputs}}}")
     return "\n".join(lines)

@@ -8,8 +8,10 @@ malformed answer is asked for again (``MLAB_RETRIES`` times); when every try fai
 
 Settings (agent.yaml's ``env:``): ``MLAB_STEPS`` (2,000), ``MLAB_RETRIES`` (10), ``MLAB_MAX_TOKENS``
 (16,384: an answer's cap), ``MLAB_STEP_TIMEOUT`` (seconds one script may run; else the time left),
-``MLAB_LOG_CHARS`` (the research log's size before it is compressed), ``MLAB_MODEL``; from podium:
-``TIME_LIMIT_SECS``, ``HARDWARE``, the LLM proxy.
+``MLAB_LOG_CHARS`` (the research log's size before it is compressed), ``MLAB_MODEL``,
+``MLAB_FILE_ACTIONS`` (1: offer Read File, Write File and Append File too; see :mod:`actions`); from
+podium: ``TIME_LIMIT_SECS``, ``HARDWARE``, ``SEED`` (the model's sampling seed, through
+``podium_llm``), the LLM proxy.
 
 The submission: the sample submission is in place in the first seconds. After each script runs,
 ``submission.csv`` in the working folder and ``/home/submission/submission.csv`` are checked
@@ -30,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_llm.py
 
-from actions import ACTIONS, ActionError, Tools, describe_actions
+from actions import ACTIONS, ActionError, Tools, describe_actions, offered
 from answer import Malformed, Step, parse
 from podium_llm import BudgetSpent, LLMClient, ModelError
 from podium_submission import Submission
@@ -81,8 +83,10 @@ class Research:
         self.candidates = (CODE / "submission.csv", self.submission.target)
         self.seen: dict[Path, str | None] = {}
         CODE.mkdir(parents=True, exist_ok=True)
-        self.tools = Tools(CODE, None, self.script_timeout, readable=(HOME,))
         self.task = self._task()
+        self.offered = offered(os.environ.get("MLAB_FILE_ACTIONS") == "1")
+        self.tools = Tools(CODE, None, self.script_timeout, readable=(HOME,), task=self.task,
+                           research_log=self.log.text)  # fmt: skip
 
     def _task(self) -> str:
         parts = []
@@ -159,7 +163,8 @@ class Research:
         prompt = _fill(
             "step", task=self.task, workspace=CODE, packages=_packages(), hardware=self.hardware,
             time_left=_duration(self.time_left()), step_minutes=f"{self.script_timeout() / 60:.0f}",
-            actions=describe_actions(), research_log=self.log.text(), recent_steps=self.log.recent_steps(),
+            actions=describe_actions(self.offered), research_log=self.log.text(),
+            recent_steps=self.log.recent_steps(),
         )  # fmt: skip
         system = (PROMPTS / "system.md").read_text(encoding="utf-8")
         asked = prompt
@@ -170,7 +175,7 @@ class Research:
                 return parse(text, inputs), text
             except Malformed as error:
                 entry.retries, entry.failure, entry.answer = attempt + 1, str(error), text
-                repair = _fill("repair", problem=error, names=", ".join(ACTIONS))
+                repair = _fill("repair", problem=error, names=", ".join(self.offered))
                 asked = f"{prompt}\n\nYour previous answer was:\n{text[:4000]}\n\n{repair}"
         return None, entry.answer
 

@@ -11,8 +11,11 @@ does around OpenHands:
 - the limits: at most ``OPENHANDS_STEPS`` (500) steps, and the run's time limit: near its end the
   conversation is paused, so the journal and the submission check still happen;
 - the record: OpenHands' own event files in ``/home/logs/openhands/``, and ``/home/logs/journal.jsonl``,
-  one line per action (its tool, thought, input and, once it comes, its observation) in the form
-  ``podium serve`` draws;
+  one line per action (its tool, thought, input and, once it comes, its observation as the model saw it:
+  the terminal's notes around the output, such as "the previous command is still running", included) in
+  the form ``podium serve`` draws;
+- the seed: the run's ``SEED`` is the model's sampling seed (OpenHands' ``LLM(seed=...)``, which LiteLLM
+  sends where the provider takes one) and Python's ``random``'s;
 - the submission: the sample submission is in place first (so a run that writes none is still
   graded); at the end the file in place is checked through the validation endpoint and the result logged.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import sys
 import threading
@@ -58,6 +62,15 @@ def _text(value: Any) -> str:
     return json.dumps(dump(mode="json"), default=str)[:_OUTPUT_CHARS] if dump else str(value)
 
 
+def _seen(event: Any) -> str:
+    """What the model was told of an observation: the event's message to it (the terminal's prefix and suffix,
+    e.g. that the previous command is still running, with the output), else the observation's own text."""
+    try:
+        return _text(event.to_llm_message().content)
+    except Exception:  # an event of another shape: its observation, or its error
+        return _text(getattr(event, "observation", None) or getattr(event, "error", None))
+
+
 class Journal:
     """``journal.jsonl``: a node per action; its observation rewrites the node's line (the last one counts)."""
 
@@ -92,7 +105,7 @@ class Journal:
                 if found is None:
                     return
                 node = found
-                output = _text(getattr(event, "observation", None) or getattr(event, "error", None))
+                output = _seen(event)
                 node["output_tail"] = _ESCAPES.sub("", output)[-_OUTPUT_CHARS:]
                 node["seconds"] = round(time.monotonic() - self.started - node["started_s"], 2)
                 node["is_bug"] = kind != "ObservationEvent" or bool(getattr(event.observation, "is_error", False))
@@ -106,12 +119,18 @@ def _llm(model: str) -> Any:
     # OPENHANDS_STRING_CONTENT=1: messages' content as plain strings, for OpenAI-compatible servers that
     # refuse content given as a list of parts (llama.cpp's); unset, OpenHands decides per model
     strings = True if os.environ.get("OPENHANDS_STRING_CONTENT") == "1" else None
+    seed = _seed()
     if provider == "anthropic":
         return LLM(model=f"anthropic/{model}", base_url=os.environ["ANTHROPIC_BASE_URL"],
-                   api_key=os.environ.get("ANTHROPIC_API_KEY", "podium"), usage_id="agent")  # fmt: skip
+                   api_key=os.environ.get("ANTHROPIC_API_KEY", "podium"), usage_id="agent", seed=seed)  # fmt: skip
     return LLM(model=f"openai/{model}", base_url=os.environ["OPENAI_BASE_URL"],
                api_key=os.environ.get("OPENAI_API_KEY", "podium"), usage_id="agent",
-               force_string_serializer=strings)  # fmt: skip
+               force_string_serializer=strings, seed=seed)  # fmt: skip
+
+
+def _seed() -> int:
+    """The run's seed (``SEED``, set by podium; 0 outside it)."""
+    return int(os.environ.get("SEED") or 0)
 
 
 def _task() -> str:
@@ -123,6 +142,7 @@ def _task() -> str:
 
 
 def main() -> int:
+    random.seed(_seed())
     started = time.monotonic()
     limit = float(os.environ.get("TIME_LIMIT_SECS") or 3600)
     margin = min(300.0, max(15.0, 0.03 * limit))
