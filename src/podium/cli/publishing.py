@@ -83,6 +83,12 @@ def add_publishing_parsers(sub: Any) -> None:
         default="1G",
         help="leave out run files larger than this (listed in the manifest)",
     )
+    q.add_argument(
+        "--agent-dir",
+        default=None,
+        metavar="DIR",
+        help="the agent folder of runs whose record does not name theirs (runs of an older podium)",
+    )
     q.set_defaults(fn=cmd_bundle_create)
     q = actions.add_parser(
         "verify",
@@ -110,7 +116,7 @@ def _need(module: str, extra: str, what: str) -> None:
         raise UsageError(f"{what} needs {module}, which is not installed: pip install 'podium[{extra}]'") from None
 
 
-def _data_dir(text: str | None) -> Path | None:
+def _folder(text: str | None) -> Path | None:
     return Path(text).expanduser() if text else None
 
 
@@ -125,7 +131,7 @@ def cmd_export_mlebench(args: argparse.Namespace) -> int:
         experiment_id=args.experiment_id,
         pad_missing=args.pad_missing,
         splits=args.split,
-        data_dir=_data_dir(args.data_dir),
+        data_dir=_folder(args.data_dir),
     )
     for agent, data in document["agents"].items():
         cells = []
@@ -155,8 +161,19 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
         _need(module, extra, "podium bundle create")
     groups = group_paths(args.groups, Path(args.runs_dir))
     summary = create_bundle(
-        groups, Path(args.output), data_dir=_data_dir(args.data_dir), max_file_size=args.max_file_size
+        groups,
+        Path(args.output),
+        data_dir=_folder(args.data_dir),
+        max_file_size=args.max_file_size,
+        agent_dir=_folder(args.agent_dir),
     )
+    missing = summary["without_agent_folder"]
+    if missing:
+        print(
+            f"note: {len(missing)} run(s) without their agent's folder (e.g. {missing[0]}): the audit could not find "
+            "the folder that ran (the manifest says why; give it with --agent-dir)",
+            file=sys.stderr,
+        )
     print(
         f"wrote {summary['path']}: {summary['runs']} runs, {summary['files']} files, {summary['bytes']} bytes; "
         f"manifest sha256 {summary['manifest_sha256']}"
@@ -171,7 +188,7 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
     try:
         differences, summary = verify_bundle(
             Path(args.bundle),
-            data_dir=_data_dir(args.data_dir),
+            data_dir=_folder(args.data_dir),
             max_size=args.max_size,
             work_dir=Path(args.work_dir) if args.work_dir else None,
         )

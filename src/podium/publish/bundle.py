@@ -230,10 +230,12 @@ def create_bundle(
     *,
     data_dir: Path | None = None,
     max_file_size: int = DEFAULT_MAX_FILE,
+    agent_dir: Path | None = None,
     say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Write the bundle of the run group folders ``groups`` to ``output`` (see the module docstring); returns
-    its summary: path, runs, files, bytes and the manifest's sha256."""
+    its summary: path, runs, files, bytes, the manifest's sha256 and the runs whose agent folder is not in it.
+    ``agent_dir`` is the agent folder of runs whose record does not name theirs."""
     from podium import __version__
     from podium.report import load_inputs
     from podium.serve.redact import Redactor
@@ -264,7 +266,7 @@ def create_bundle(
             environments: dict[str, bool] = {}
             agents: dict[str, Any] = {}
             for index, (row, place) in enumerate(zip(rows, places, strict=True), start=1):
-                entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages, agents)
+                entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages, agents, agent_dir)
                 runs.append(entry)
                 if entry["environment"] and entry["environment"] not in environments:
                     environments[entry["environment"]] = lock is not None
@@ -299,6 +301,7 @@ def create_bundle(
         "files": len(writer.files) + 1,
         "bytes": output.stat().st_size,
         "manifest_sha256": hashlib.sha256(data).hexdigest(),
+        "without_agent_folder": [r["path"] for r in runs if r["agent_bundled"] is None],
     }
 
 
@@ -334,7 +337,13 @@ def _add_tree(
 
 
 def _add_agent(
-    writer: _Writer, run_dir: Path, prepared: _Prepared, max_file: int, secret_in: Any, agents: dict[str, Any]
+    writer: _Writer,
+    run_dir: Path,
+    prepared: _Prepared,
+    max_file: int,
+    secret_in: Any,
+    agents: dict[str, Any],
+    agent_dir: Path | None,
 ) -> tuple[str | None, str]:
     """Add the agent folder that ran (once per hash): the folder the audit finds and checks against the record's
     ``agent_hash``, with the files that hash leaves out (hidden ones, ``__pycache__``) left out here too, so the
@@ -343,6 +352,8 @@ def _add_agent(
 
     context = AuditContext(run_dir)
     found = context.agent_folder
+    if found.path is None and agent_dir is not None:  # a record that does not name its folder (an older podium's)
+        found = AuditContext(run_dir, {"agent_dir": str(agent_dir)}).agent_folder
     digest = context.record.agent_hash if context.record else None
     if found.path is None or not digest:
         return None, found.how
@@ -372,13 +383,14 @@ def _add_run(
     secret_in: Any,
     pages: Mapping[str, str],
     agents: dict[str, Any],
+    agent_dir: Path | None,
 ) -> tuple[dict[str, Any], bytes | None]:
     """Add one run's files, its agent's folder (once) and its page; returns its manifest entry and its
     environment's lock."""
     run_dir = Path(row["run_dir"])
     record = read_record(run_dir / "record.json") or {}
     files, left_out = _add_tree(writer, run_dir, place, prepared, max_file, secret_in)
-    agent_place, agent_how = _add_agent(writer, run_dir, prepared, max_file, secret_in, agents)
+    agent_place, agent_how = _add_agent(writer, run_dir, prepared, max_file, secret_in, agents, agent_dir)
     listed = [{"path": f, **writer.files[f"{place}/{f}"]} for f in files]
     depth = place.count("/")
     page = run_page(
