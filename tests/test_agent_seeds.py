@@ -28,21 +28,21 @@ sys.path.insert(0, str(sandbox_file("podium_llm.py").parent))
 from podium_llm import LLMClient, ModelError
 
 
-def _baseline_home(tmp_path: Path) -> Path:
-    """A run's /home for the baseline outside a sandbox: agent/main.py, data/ (a 12,500-row regression
-    table), submission/ and code/."""
+def _baseline_home(tmp_path: Path, rows: int = 12_500) -> Path:
+    """A run's /home for the baseline outside a sandbox: agent/main.py, data/ (a regression table of ``rows``
+    rows, 2,000 of them the test's), submission/ and code/."""
     home = tmp_path / "home"
     for folder in ("agent", "data", "submission", "code"):
         (home / folder).mkdir(parents=True)
     shutil.copyfile(BUILTIN / "baseline" / "main.py", home / "agent" / "main.py")
     rng = np.random.default_rng(0)
-    rows = 12_500
     x = rng.normal(size=(rows, 4))
     table = pd.DataFrame(x, columns=["a", "b", "c", "d"]).assign(id=range(rows))
     table["y"] = x[:, 0] * 2 + np.sin(x[:, 1] * 3) + rng.normal(scale=0.5, size=rows)
-    table.iloc[:10_500].to_csv(home / "data" / "train.csv", index=False)
-    table.iloc[10_500:].drop(columns="y").to_csv(home / "data" / "test.csv", index=False)
-    table.iloc[10_500:][["id"]].assign(y=0.0).to_csv(home / "data" / "sample_submission.csv", index=False)
+    cut = rows - 2_000
+    table.iloc[:cut].to_csv(home / "data" / "train.csv", index=False)
+    table.iloc[cut:].drop(columns="y").to_csv(home / "data" / "test.csv", index=False)
+    table.iloc[cut:][["id"]].assign(y=0.0).to_csv(home / "data" / "sample_submission.csv", index=False)
     return home
 
 
@@ -68,6 +68,16 @@ def test_the_baseline_follows_the_runs_seed(tmp_path: Path) -> None:
     assert not np.allclose(first, other), "another seed draws another holdout and other early-stopping rows"
     unset, unset_notes = _baseline(home, None)
     assert "seed 0" in unset_notes and "random_state=0" in unset_notes and len(unset) == len(first)
+
+
+def test_the_baseline_seeds_differ_on_a_small_table(tmp_path: Path) -> None:
+    """Below 10,000 rows scikit-learn's trees stop early only when asked: the baseline asks, so the seed draws the
+    validation rows and each seed is its own fit (three seeds gave one answer and an SEM of 0 before), and one
+    seed still gives one answer."""
+    home = _baseline_home(tmp_path, rows=2_800)
+    answers = [_baseline(home, seed)[0] for seed in (0, 1, 2)]
+    assert answers[0].equals(_baseline(home, 0)[0])
+    assert not np.allclose(answers[0], answers[1]) and not np.allclose(answers[1], answers[2])
 
 
 def test_the_model_client_sends_the_runs_seed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,24 +1,32 @@
 """`podium run --cluster ray` on a real Ray cluster on this machine: a head and worker nodes as separate
-processes (``ray.cluster_utils.Cluster``), each with its own CPUs, logical GPUs and custom resources.
+processes (``ray.cluster_utils.Cluster``), each with its own CPUs, logical GPUs and custom resources,
+and a Ray Client server on the head (the ``ray://`` form).
 
-The driver is `podium run` in a subprocess, as a user runs it, so it can be killed with -9.
+The driver is `podium run` in a subprocess, as a user runs it, so it can be killed with -9. Ray's
+session folders go to a folder of the test's own, removed afterwards: nothing is left in /tmp/ray.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from podium.agents import BUILTIN
 from podium.serve import RunsIndex, create_app
+from podium.testing import Reply, ScriptedLLM, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPETITIONS = "practice-wine,practice-breast-cancer"
@@ -47,25 +55,45 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory):
-    """A head that runs no run (no CPUs) and two workers; ``gpu`` declares one logical GPU."""
+def cluster(tmp_path_factory: pytest.TempPathFactory, aide_env_dir: Path):
+    """A head that runs no run (no CPUs) with a Ray Client server, and two workers; ``gpu`` declares one
+    logical GPU. Ray's files (sessions, sockets, the address file) go to a short folder of the test's own
+    (``RAY_TMPDIR``, which the drivers inherit too), removed afterwards."""
+    ray_dir = Path(tempfile.mkdtemp(prefix="podium-ray-"))
+    made = None
     with pytest.MonkeyPatch.context() as env:  # the nodes' processes inherit these; the rest of the session does not
         env.setenv("RAY_AUTH_MODE", "disabled")
+        env.setenv("RAY_TMPDIR", str(ray_dir))
         env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
         env.setenv("PODIUM_NODE_CACHE", str(tmp_path_factory.mktemp("node-cache")))
-        made = ray.cluster_utils.Cluster(
-            initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
-        )
-        made.workers = {
-            "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
-            "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
-        }
-        made.wait_for_nodes()
+        env.setenv("PODIUM_ENV_DIR", str(aide_env_dir))  # the environments the driver builds, found on the nodes
         try:
+            client_port = _free_port()
+            made = ray.cluster_utils.Cluster(
+                initialize_head=True,
+                head_node_args={"num_cpus": 0, "include_dashboard": False, "ray_client_server_port": client_port},
+            )
+            made.client_port = client_port
+            made.workers = {
+                "plain": made.add_node(num_cpus=2, resources={"pool": 2}),
+                "gpu": made.add_node(num_cpus=2, num_gpus=1, resources={"pool": 2, "accel": 1}),
+            }
+            made.wait_for_nodes()
+            session = made.head_node.session_name
             yield made
         finally:
-            made.shutdown()
+            if made is not None:
+                made.shutdown()
+            shutil.rmtree(ray_dir, ignore_errors=True)
+    default = Path(tempfile.gettempdir()) / "ray" / session
+    assert not default.exists(), f"the Ray tests left {default} behind (issue 29 §10)"
 
 
 def _podium(cluster, *args: str, runs: Path, data: Path, **popen) -> subprocess.Popen:
@@ -252,3 +280,113 @@ def test_nodes_read_a_shared_data_dir_checked_against_the_checksums(cluster, dat
     assert len(records) == 2 and all(r["grade"]["valid_submission"] for r in records.values())
     verified = Path(os.environ["PODIUM_NODE_CACHE"]) / "verified"
     assert len(list(verified.iterdir())) >= 2  # one mark per competition (and node that ran it)
+
+
+# -- what a run's folder may hold: AIDE's links, and an agent's sparse files, hard links and FIFOs ---------
+
+AIDE_CODE = """\
+import pandas as pd
+sample = pd.read_csv("./input/sample_submission.csv")
+print("Validation accuracy:", 0.7)
+sample["Transported"] = False
+sample.to_csv("./working/submission.csv", index=False)
+"""
+
+
+def _aide_answer(request: dict[str, Any]) -> Any:
+    """AIDE's drafts and reviews, as the scripted model answers them."""
+    if request["body"].get("tools"):
+        return ToolCall("submit_review", {"is_bug": False, "summary": "ran", "metric": 0.7, "lower_is_better": False})
+    return Reply("A baseline.\n```python\n" + AIDE_CODE + "```")
+
+
+def test_aide_lands_every_run_with_its_links_to_the_data_kept_as_links(
+    cluster, spaceship_data_dir: Path, aide_env_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 28 §1: AIDE leaves code/aide/*/input/* -> /home/data/* (absolute links); the old tar filter refused
+    them, every `--agent aide` run on a cluster was a harness error, and every rerun repeated it."""
+    one_step = (BUILTIN / "aide" / "agent.yaml").read_text().replace('"2"}', '"1", STEP_LIMIT: "1"}')
+    agent = shutil.copytree(BUILTIN / "aide", tmp_path / "aide")
+    (agent / "agent.yaml").write_text(one_step)
+    runs = tmp_path / "runs"
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "run",
+        "--agent",
+        str(agent),
+        "--competitions",
+        "spaceship-titanic",
+        "--seeds",
+        "2",
+        "--time-limit",
+        "3m",
+        "--memory",
+        "3G",
+        "--model",
+        "scripted-1",
+        "--data-dir",
+        str(spaceship_data_dir),
+        "--runs-dir",
+        str(runs),
+        "--cluster",
+        f"ray:{cluster.address}",
+    ]
+    env = {**os.environ, "PODIUM_ENV_DIR": str(aide_env_dir), "OPENAI_API_KEY": "sk-test", "OMP_NUM_THREADS": "1"}
+    with ScriptedLLM([_aide_answer] * 20) as model:
+        result = subprocess.run([*command, "--base-url", model.base_url], capture_output=True, text=True, env=env,
+                                timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = _records(runs)
+    assert sorted(records) == [("spaceship-titanic", 0), ("spaceship-titanic", 1)], result.stderr[-3000:]
+    for (_, seed), record in records.items():
+        assert record["status"] == "finished" and record["grade"]["valid_submission"], record.get("error")
+        assert record["llm"]["models"] == {"aide-code": "scripted-1"} and "withheld" not in record["cluster"]
+        links = [p for p in (runs / "default" / "spaceship-titanic" / str(seed) / "code").rglob("*") if p.is_symlink()]
+        assert any(os.readlink(link).startswith("/home/data/") for link in links), links
+    assert len(_rows(runs)) == 2
+
+
+HOSTILE_AGENT = """name: hostile
+command: [sh, -c, "cd /home/code && truncate -s 1T sparse && echo hi > a && ln a b && mkfifo pipe && \\
+  ln -s /etc/passwd passwd && head -c 1600000 /dev/urandom > big && truncate -s 2500000 big && \\
+  cp /home/data/sample_submission.csv /home/submission/submission.csv"]
+resources: {cpus: 1, memory: 256M}
+"""
+
+
+def test_a_sparse_terabyte_and_hard_links_are_withheld_and_named_and_the_run_lands(
+    cluster, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 28 §1: `truncate -s 1T` passed --disk (no blocks) and made the node build a 1 TiB tar in memory."""
+    agent = tmp_path / "hostile"
+    agent.mkdir()
+    (agent / "agent.yaml").write_text(HOSTILE_AGENT)
+    runs = tmp_path / "runs"
+    out = _run(cluster, "--agent", str(agent), "--disk", "2M", runs=runs, data=data_dir)
+    records = _records(runs)
+    assert len(records) == 2, out
+    for (cid, seed), record in records.items():
+        assert record["status"] == "finished" and record["grade"]["valid_submission"], out
+        assert record["cluster"]["withheld"] == [
+            "'code/a': a hard link (2 names for one file, which may lie outside the folder); not sent",
+            "'code/b': a hard link (2 names for one file, which may lie outside the folder); not sent",
+            f"'code/big': 2,500,000 bytes would take the folder's files past their cap of {2 << 20:,} bytes (the "
+            "run's --disk, counted in apparent bytes); not sent",
+            f"'code/sparse': a sparse file ({1 << 40:,} bytes apparent, 0 allocated); not sent",
+        ]
+        code = runs / "default" / cid / str(seed) / "code"  # the sandbox hand-back already dropped the FIFO
+        assert sorted(os.listdir(code)) == ["passwd"] and os.readlink(code / "passwd") == "/etc/passwd"
+    assert not list(runs.glob("default/*/.*.tmp-*")), "no staging folder is left"
+
+
+def test_the_ray_client_form_runs_the_batch(cluster, data_dir: Path, tmp_path: Path) -> None:
+    """Issue 29 §3: `--cluster ray://HOST:PORT` works after `pip install 'podium[cluster]'` (ray[client])."""
+    process = _podium(None, "--agent", "dummy", "--cluster", f"ray://127.0.0.1:{cluster.client_port}",
+                      runs=tmp_path / "runs", data=data_dir)  # fmt: skip
+    out, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, out
+    records = _records(tmp_path / "runs")
+    assert len(records) == 2 and all(r["grade"]["valid_submission"] for r in records.values()), out
+    assert {r["cluster"]["address"] for r in records.values()} == {f"ray://127.0.0.1:{cluster.client_port}"}

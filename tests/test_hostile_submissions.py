@@ -67,6 +67,20 @@ def test_a_symlink_to_the_answers_is_refused_not_graded(tmp_path: Path) -> None:
         assert report.submission_exists and "symbolic link" in (report.error or "")
 
 
+def test_a_hard_link_to_the_answers_is_refused_not_graded(tmp_path: Path) -> None:
+    """Issue 28 §1: a file with more than one name may be the answers or a host file under another name."""
+    comp, _, _ = _prepared("spaceship-titanic", tmp_path)
+    folder = tmp_path / "run" / "submission"
+    folder.mkdir(parents=True)
+    os.link(_answers(comp, tmp_path), folder / "submission.csv")
+    report = grade_isolated(comp, folder, tmp_path)
+    assert not report.valid_submission and report.score is None and not report.gold_medal
+    assert report.submission_exists and "is a hard link (2 names for one file)" in (report.error or "")
+    with pytest.raises(InvalidSubmissionError, match="hard link"):
+        open_submission(folder)
+    open_user_file(folder / "submission.csv").close()  # a file a user names on the command line is theirs
+
+
 def test_a_symlink_to_a_host_secret_is_never_quoted(tmp_path: Path) -> None:
     comp, _, _ = _prepared("spaceship-titanic", tmp_path)
     secret = tmp_path / "shadow"

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from podium import registry
+from podium.records import compute_profile
 from podium.report import build_report, load_inputs
 from podium.report.html import pointer
 from podium.report.stats import pass_at_k
@@ -41,7 +42,7 @@ def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
     result = _podium(
         "run", "--agent", "dummy", "--agent", "baseline", "--seeds", "3", "--run-group", "exp",
-        "--time-limit", "2m", "--workers", "2", "--runs-dir", str(runs),
+        "--time-limit", "2m", "--workers", "2", "--runs-dir", str(runs), "--cpus", "1", "--memory", "2G",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "== A = dummy (exp-dummy) against B = baseline (exp-baseline) ==" in result.stdout
@@ -68,7 +69,7 @@ def _report(two_agents: Path, *more: str) -> dict[str, Any]:
 
 def test_two_agents_run_in_their_own_groups_and_the_report_compares_them(two_agents: Path) -> None:
     report = _report(two_agents)
-    assert report["schema"] == "podium-report/2"
+    assert report["schema"] == "podium-report/3"
     assert list(report["labels"]) == ["dummy (exp-dummy)", "baseline (exp-baseline)"]
     for label, group in (("dummy (exp-dummy)", "exp-dummy"), ("baseline (exp-baseline)", "exp-baseline")):
         records = _records(two_agents, group)
@@ -90,6 +91,13 @@ def test_two_agents_run_in_their_own_groups_and_the_report_compares_them(two_age
                 assert run["exit_code"] == record["agent_result"]["exit_code"] and run["status"] == "finished"
                 assert Path(run["run_dir"]) == two_agents / group / comp["competition_id"] / str(run["seed"])
             assert comp["metric"] == registry.get(comp["competition_id"]).metric.name
+        (profile,) = {compute_profile(r.get("compute")) for r in records.values()}
+        assert profile is not None and profile.startswith("1 CPU, 2 GiB"), profile
+        assert report["labels"][label]["compute"]["profile"] == report["compute"]["profiles"][label] == profile
+        seconds = [r["compute"]["used"]["cpu_seconds"] for r in records.values()]
+        assert report["labels"][label]["compute"]["used"]["cpu_hours"] == pytest.approx(
+            sum(s for s in seconds if s is not None) / 3600
+        )
         cost = report["labels"][label]["cost"]
         assert cost["runs"] == 3 * len(PRACTICE) and cost["cost_usd"] is None and cost["gpu_hours"] == 0
         assert cost["runtime_hours"] == pytest.approx(
@@ -110,6 +118,7 @@ def test_the_text_report_fits_100_columns_and_has_every_section(two_agents: Path
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert any(line.startswith("Compute: 1 CPU, 2 GiB") and line.endswith("(every label)") for line in lines)
     for heading in (
         "== practice: 7 competitions ==",
         "== pass@k: any medal",
@@ -202,7 +211,7 @@ def test_runs_of_several_groups_are_pooled_by_their_settings(two_agents: Path, t
     report = build_report(inputs, split="practice")
     assert report["labels"]["dummy / 2m"]["splits"]["practice"]["published"]["num_seeds_averaged"] == 6
     inputs = load_inputs([str(two_agents)], by=["agent", "hardware", "description"])
-    assert sorted(i.label for i in inputs) == ["baseline / 2 CPU / original", "dummy / 1 CPU / original"]
+    assert sorted(i.label for i in inputs) == ["baseline / 1 CPU / original", "dummy / 1 CPU / original"]
     for args, message in (
         (["--by", "agent,colour"], "unknown field(s) ['colour']"),
         (["--by", "agent", "--label", "x"], "--label and --by both name the labels"),
@@ -328,19 +337,24 @@ def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
             decimals = len(first.group(1) or "")
             shown_value = float(first.group(0)) / float(scale)  # a percentile is shown in %, held as a fraction
             assert abs(shown_value - expected) <= (0.5 * 10**-decimals + 1e-9) / float(scale), (path, shown, expected)
-    runs = page.eval_on_selector_all("table.runs a[href]", "links => links.map(a => a.href)")
+    runs = page.eval_on_selector_all("table.runs a[href$='/']", "links => links.map(a => a.href)")
     assert len(runs) == 2 * 3 * len(PRACTICE)
     assert all(Path(link.removeprefix("file://")).joinpath("record.json").is_file() for link in runs), runs[:3]
 
 
 def test_several_agents_on_named_competitions_are_compared_on_those(tmp_path: Path) -> None:
     """`podium run --agent A --agent B --competitions X` (the seed's table for a few competitions): the
-    report across the agents covers the competitions named, not a whole split they did not run."""
+    report across the agents covers the competitions named, not a whole split they did not run. The two agents
+    declare different resources (dummy 1 CPU and 1 GiB, baseline 2 CPUs and 4 GiB): every run gets the largest, so
+    the comparison is between runs of one compute profile and is not refused."""
     result = _podium(
         "run", "--agent", "dummy", "--agent", "baseline", "--competitions", "practice-wine", "--run-group", "few",
         "--time-limit", "2m", "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "no report across the agents" not in result.stderr
+    assert "every run gets the same for a fair comparison: 2 CPUs, 4G, no GPU" in result.stderr
+    records = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("few-*/*/*/record.json")]
+    assert len(records) == 2 and {r["limits"]["memory_bytes"] for r in records} == {4 << 30}
     assert "== A = dummy (few-dummy) against B = baseline (few-baseline) ==" in result.stdout
     assert "On the 1 competitions both ran" in result.stdout

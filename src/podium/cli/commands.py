@@ -183,8 +183,13 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from podium.data.prepare import needs_download, prepare_many
     from podium.paths import default_data_dir
 
-    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    if args.from_mlebench is not None:
+        from podium.cli.mlebench import prepare_from_mlebench
+
+        named = args.competition or args.split or args.all or args.list
+        return prepare_from_mlebench(args, data_dir, _selected(args) if named else None)
+    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     source = Path(args.source) if args.source else None
     download = None
     if source is None:
@@ -268,6 +273,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         time_scaling=data_dir if args.time_scaling else None,
         hours=args.hours,
         familiarity=Path(args.familiarity) if args.familiarity else None,
+        mixed_hardware=args.mixed_hardware,
     )
     links_from = str(Path(args.output).resolve().parent) if args.output else None
     if fmt == "html":  # written as it is made: the page of 10,000 runs never sits in memory whole

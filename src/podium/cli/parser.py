@@ -211,9 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cluster",
         default=None,
-        metavar="ray[://HOST:PORT]",
-        help="run each (competition, seed) as a task on a Ray cluster: ray (RAY_ADDRESS, else this machine's "
-        "cluster), ray://HOST:10001 (Ray Client) or ray:HOST:6379 (the head); graded and landed here",
+        metavar="ray|ray:HOST:PORT|ray://HOST:PORT",
+        help="run each (competition, seed) as a task on a running Ray cluster: ray (RAY_ADDRESS, else this "
+        "machine's cluster), ray:HOST:6379 (the head) or ray://HOST:10001 (Ray Client); graded and landed here. "
+        "Start one on this machine with: ray start --head --port 6379 (docs/scaling.md)",
     )
     p.add_argument(
         "--ray-resource",
@@ -271,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
         dest="source",
         default=None,
         help="already downloaded data: a Kaggle zip or extracted folder (or a folder of <id>.zip / <id>/)",
+    )
+    p.add_argument(
+        "--from-mlebench",
+        dest="from_mlebench",
+        default=None,
+        metavar="DIR",
+        help="take the data MLE-bench prepared (DIR/<id>/prepared/{public,private}, e.g. ~/.cache/mle-bench/data): "
+        "checked against podium's checksums, linked where the filesystem allows, else copied; without -c/--split, "
+        "every competition DIR holds",
     )
     p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
     p.add_argument("--force", action="store_true", help="prepare again even if prepared")
@@ -377,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
+    )
+    p.add_argument(
+        "--mixed-hardware",
+        action="store_true",
+        help="put labels whose runs had different compute (CPUs, memory, GPUs; 'unknown' for records without it) "
+        "in one comparison; without it such a report is refused",
     )
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))

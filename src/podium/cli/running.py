@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podium.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED
 from podium.errors import UsageError
@@ -41,12 +41,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         if agent.llm is not None and _runs_to_do(Path(args.runs_dir), group, comps, args.seeds, args.redo):
             agent.llm.check_prices()
             agent.llm.api_key()
+    shared = _shared_compute(args, agents) if hardware is None else None
     prepare_offline(comps, data_dir)
     status = 0
     for agent, group in zip(agents, groups, strict=True):
         if len(agents) > 1:
             print(f"== agent {agent.name}: run group {group} ==", flush=True)
-        config = _run_config(args, agent, group, data_dir, hardware)
+        config = _run_config(args, agent, group, data_dir, hardware, shared)
         if cluster is not None:
             from podium.cluster import run_cluster_batch
 
@@ -78,14 +79,16 @@ def _cluster(args: argparse.Namespace) -> ClusterSpec | None:
         if args.ray_resource or args.node_data_dir:
             raise UsageError("--ray-resource and --node-data-dir go with --cluster. Fix: add --cluster ray")
         return None
-    from podium.cluster import ClusterSpec, parse_cluster, parse_resource
+    from podium.cluster import ClusterSpec, connect, parse_cluster, parse_resource
 
     resources: dict[str, float] = {}
     for value in args.ray_resource or []:
         name, amount = parse_resource(value)
         resources[name] = resources.get(name, 0) + amount
     node_data = Path(args.node_data_dir) if args.node_data_dir else None
-    return ClusterSpec(parse_cluster(args.cluster), resources, node_data)
+    spec = ClusterSpec(parse_cluster(args.cluster), resources, node_data)
+    connect(spec.address)  # a wrong address is refused before anything is prepared
+    return spec
 
 
 def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
@@ -142,14 +145,55 @@ def _hardware(args: argparse.Namespace) -> Hardware | None:
     return hardware
 
 
+def _shared_compute(args: argparse.Namespace, agents: list[AgentSpec]) -> tuple[Any, Any, Any] | None:
+    """Several agents in one command are compared in its report, which refuses runs of different compute: each
+    limit the command leaves to the agents (--cpus, --memory, --gpus) is the largest any of them declares, said in
+    one line when their declarations differ. None for one agent."""
+    if len(agents) < 2:
+        return None
+    cpus = args.cpus if args.cpus is not None else _largest([a.cpus for a in agents])
+    memory = args.memory if args.memory is not None else _largest([a.memory_bytes for a in agents])
+    gpus = args.gpus if args.gpus is not None else max(a.gpus or 0 for a in agents)
+    declared = {(a.cpus, a.memory_bytes, a.gpus or 0) for a in agents}
+    unset = [
+        flag
+        for flag, value in (("--cpus", args.cpus), ("--memory", args.memory), ("--gpus", args.gpus))
+        if value is None
+    ]
+    if len(declared) > 1 and unset:
+        from podium.units import size_text
+
+        given = f"{cpus:g} CPUs" if cpus is not None else "the machine's CPUs"
+        given += f", {size_text(memory)}" if memory is not None else ", no memory cap"
+        given += f", {gpus} GPU(s)" if gpus else ", no GPU"
+        print(
+            f"podium: the agents declare different resources; every run gets the same for a fair comparison: {given} "
+            f"(the largest each declares; {', '.join(unset)} choose otherwise)",
+            file=sys.stderr,
+        )
+    return cpus, memory, gpus
+
+
+def _largest(values: list[Any]) -> Any:
+    """The largest of the agents' declared limits, or None (no cap) when any of them declares none."""
+    return None if any(v is None for v in values) else max(values)
+
+
 def _run_config(
-    args: argparse.Namespace, agent: AgentSpec, group: str, data_dir: Path, hardware: Hardware | None = None
+    args: argparse.Namespace,
+    agent: AgentSpec,
+    group: str,
+    data_dir: Path,
+    hardware: Hardware | None = None,
+    shared: tuple[Any, Any, Any] | None = None,
 ) -> RunConfig:
     from podium.run import RunConfig
 
     cpus = args.cpus if args.cpus is not None else agent.cpus
     memory = args.memory if args.memory is not None else agent.memory_bytes
     gpus = args.gpus if args.gpus is not None else (agent.gpus or 0)
+    if shared is not None:
+        cpus, memory, gpus = shared
     if hardware is not None:
         cpus, memory, gpus = hardware.cpus, hardware.memory_bytes, hardware.gpus
     here = len(os.sched_getaffinity(0))

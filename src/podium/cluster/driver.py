@@ -6,9 +6,13 @@ Ray task (:func:`podium.cluster.node.run_on_node`) asking for the run's CPUs, me
 the custom resources of ``--ray-resource``. At most a window of runs is in Ray at once, so a batch
 of ten thousand holds ten thousand small tuples here, not ten thousand tasks. Each run has a staging
 folder here from its submission on (``podium serve`` lists it live, with the node that took it in
-``node.txt``); its folder comes back as tar bytes, is unpacked into the staging folder, graded
-here (the answers never leave the driver) and landed by the store's atomic rename. Only the driver
-writes the index.
+``node.txt``). Its folder comes back as a tar in the node's outbox, read here a chunk at a time
+(tasks pinned to that node, a few in flight, each bounded in size and time) straight into
+:func:`podium.cluster.tarball.unpack`, which checks every member itself; it lands in a fresh folder
+that replaces nothing until it is whole, so a refused or broken transfer leaves nothing
+half-written and is recorded against that run (``harness_error``, with the reason) once. The run is
+then graded here (the answers never leave the driver) and landed by the store's atomic rename.
+Only the driver writes the index.
 
 Faults: a task whose node dies is retried once by Ray (``max_retries=1``; exceptions are not
 retried), and the record lists the nodes that took it (``cluster.attempts``). A driver killed with
@@ -22,14 +26,22 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import itertools
 import logging
+import os
+import shutil
+import socket
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from podium.cluster.address import ClusterSpec
-from podium.cluster.node import Shipment, run_on_node
-from podium.cluster.transfer import pack, public_checksums, public_digest, unpack
+from podium.cluster.node import Shipment, drop_part, read_part, run_on_node
+from podium.cluster.tarball import CHUNK_BYTES, MAX_MEMBERS, ChunkStream, UnpackRefused, tar_bound, unpack_fresh
+from podium.cluster.transfer import PART_TIMEOUT_S, Parcel, public_checksums, public_digest
 from podium.competition import Competition
 from podium.errors import HarnessError, UsageError
 from podium.paths import CompetitionPaths, RunPaths
@@ -46,6 +58,12 @@ __all__ = ["Ledger", "connect", "run_cluster_batch"]
 
 _HEAD = "node:__internal_head__"  # the resource Ray gives the head node alone
 CANCEL_GRACE_S = 10.0  # after ray.cancel, how long runs get to kill their sandboxes before a forced cancel
+PREFETCH_PARTS = 4  # chunks of a run's tar asked for ahead of the one being unpacked
+CONNECT_PROBE_S = 3.0  # how long an address gets to accept a connection before it counts as dead
+ANSWER_TIMEOUT_S = 600.0  # the longest a finished run's record may take to arrive
+INCOMING = ".incoming"  # inside a staging folder: where a run's folder is unpacked before it takes its place
+#: Names at the top of a run's folder that podium writes on the driver: no node's tar may hold them.
+RESERVED = frozenset({"record.json", "node.txt", "audit.json", INCOMING})
 
 
 class Ledger:
@@ -66,22 +84,53 @@ class Ledger:
 
 
 def connect(address: str) -> Any:
-    """``ray`` connected to the cluster at ``address``; a usage error naming the fix when that fails."""
+    """``ray`` connected to the cluster at ``address``; a usage error naming the address and the fix when that fails.
+
+    An address where nothing listens is refused within seconds (a TCP probe), before Ray's own
+    connection, which retries for many minutes; Ray is given one attempt instead of twenty.
+    """
+    os.environ.setdefault("RAY_NUM_REDIS_GET_RETRIES", "1")  # read when ray is first imported, just below
     try:
         import ray
     except ImportError:
         raise UsageError(
-            "--cluster ray needs Ray. Fix: pip install 'podium[cluster]' (ray>=2.9) on the driver and every node"
+            "--cluster ray needs Ray. Fix: pip install 'podium[cluster]' (ray[client]>=2.9) on the driver and every node"
         ) from None
     if not ray.is_initialized():
+        _probe(address)
         try:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
-            raise UsageError(
-                f"no Ray cluster answers at {address!r} ({str(error).splitlines()[0][:200]}). Fix: start one "
-                "(ray start --head), or pass --cluster ray://HOST:10001 or set RAY_ADDRESS"
-            ) from None
+            raise UsageError(_no_cluster(repr(address), str(error).splitlines()[0][:200])) from None
     return ray
+
+
+def _no_cluster(shown: str, why: str) -> str:
+    return (
+        f"no Ray cluster answers at {shown} ({why}). Fix: start one on this machine with "
+        "`ray start --head --port 6379` and pass --cluster ray:127.0.0.1:6379 (docs/scaling.md, 'A cluster on "
+        "one machine'), or pass a running head's address: --cluster ray:HOST:6379, or ray://HOST:10001 (Ray Client)"
+    )
+
+
+def _probe(address: str) -> None:
+    """Refuse at once an address where nothing accepts a connection (for ``auto``: the cluster this machine
+    last started, as Ray's address file names it; none there, and Ray itself says so at once)."""
+    target = address.removeprefix("ray://")
+    if address == "auto":
+        where = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+        try:
+            target = where.read_text(encoding="utf-8").split()[0]
+        except (OSError, IndexError):
+            return
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_PROBE_S):
+            pass
+    except (OSError, ValueError) as error:
+        why = f"nothing answers within {CONNECT_PROBE_S:g} s" if isinstance(error, TimeoutError) else error
+        shown = repr(address) if address != "auto" else f"auto (this machine's last cluster, {target})"
+        raise UsageError(_no_cluster(shown, f"{target}: {why}")) from None
 
 
 def _check_resources(ray: Any, config: RunConfig, cluster: ClusterSpec) -> None:
@@ -116,9 +165,14 @@ def run_cluster_batch(
         retry_exceptions=False,
     )
     shipments: dict[str, tuple[Shipment, Any]] = {}
-    agent = ray.put(pack(config.agent.folder, skip=[config.runs_dir], hidden=False))
+    agent = Parcel.put(ray, config.agent.folder, skip=[config.runs_dir], hidden=False)
+    for line in agent.withheld:
+        print(f"the agent's folder is sent to the nodes without {line}", file=sys.stderr)
     config_ref = ray.put(config)
+    llm = config.agent.llm
+    keys = {llm.provider.api_key_env: llm.api_key()} if llm is not None else {}  # the proxy runs on the node
     window = cluster.max_in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 4)))
+    outbox = (ray.remote(read_part), ray.remote(drop_part))  # what the driver asks of the node that ran a run
     queue = collections.deque(plan.todo)
     going: dict[Any, tuple[Competition, int, RunPaths, RunRecord]] = {}
     stop = Stop(config, lambda: len(going))
@@ -139,13 +193,15 @@ def run_cluster_batch(
                     staging = RunPaths(store.stage(config.run_group, comp.id, seed))
                     (staging.root / "node.txt").write_text("queued\n", encoding="utf-8")
                     record = new_record(config, comp, seed, ())
-                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger)
+                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger, keys)
                     going[ref] = (comp, seed, staging, record)
                 ready = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)[0] if going else []
                 for ref in ready:
                     comp, seed, staging, record = going.pop(ref)
                     done += 1
-                    landing = functools.partial(_land, ray, ref, config, comp, store, staging, record, cluster.address)
+                    landing = functools.partial(
+                        _land, ray, ref, config, comp, store, staging, record, cluster.address, outbox
+                    )
                     settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), landing)
                 seen = _show_nodes(ray, ledger, seen, going)
             if stop.event.is_set():
@@ -186,7 +242,7 @@ def _ship(ray: Any, config: RunConfig, competition: Competition, cluster: Cluste
     digest = public_digest(checksums)
     if cluster.node_data_dir is not None:
         return Shipment(competition.id, checksums, digest, shared=cluster.node_data_dir), None
-    data = ray.put(pack(paths.public))  # the public folder only: the answers stay here
+    data = Parcel.put(ray, paths.public)  # the public folder only: the answers stay here
     return Shipment(competition.id, checksums, digest), data
 
 
@@ -199,22 +255,33 @@ def _land(
     staging: RunPaths,
     record: RunRecord,
     address: str,
+    outbox: tuple[Any, Any],
 ) -> RunRecord:
-    """A finished task's run graded and landed here; a harness error is landed as such and raised."""
+    """A finished task's run fetched, graded and landed here; a harness error is landed as such and raised."""
     final = RunPaths(store.run_dir(config.run_group, competition.id, record.seed))
     (staging.root / "node.txt").unlink(missing_ok=True)
     try:
-        answer = ray.get(ref)
+        answer = ray.get(ref, timeout=ANSWER_TIMEOUT_S)
     except Exception as error:  # the task itself failed: its node died twice, or it was cancelled
         if type(error).__name__ in ("TaskCancelledError",):
             discard(staging)
             raise RunInterrupted from None
         store.land(staging.root, failed_record(record, HarnessError(f"the cluster lost the run: {error}"), staging))
         raise HarnessError(f"the cluster lost the run: {str(error).splitlines()[0][:300]}") from None
-    unpack(answer["folder"], staging.root)
-    record = RunRecord.from_dict(answer["record"])
+    record = _from_node(answer["record"], record)
     attempts = answer["attempts"]
     record.cluster = {"address": address, "attempts": attempts, "retried": len(attempts) > 1}
+    if answer.get("withheld"):
+        record.cluster["withheld"] = list(answer["withheld"])
+    try:
+        if answer.get("folder") is not None:
+            _fetch(ray, outbox, answer["node_id"], answer["folder"], staging.root, config.disk_bytes)
+    except Exception as error:  # the node left, or its tar was refused: this run's failure, nothing half-written
+        problem = HarnessError(f"the run's folder from {record.node} could not be landed: {error}")
+        tail = record.agent_stderr_tail
+        failed_record(record, problem, staging).agent_stderr_tail = tail
+        store.land(staging.root, record)
+        raise problem from None
     if answer["error"] is not None:
         store.land(staging.root, record)
         raise HarnessError(answer["error"])
@@ -225,6 +292,46 @@ def _land(
         raise
     store.land(staging.root, record)
     return record
+
+
+def _fetch(
+    ray: Any, outbox: tuple[Any, Any], node_id: str, tar: dict[str, Any], root: Path, disk_bytes: int | None
+) -> None:
+    """The run's tar read from its node's outbox into ``root``, checked member by member on the way.
+
+    It is unpacked into ``root/.incoming`` and its entries moved up only when it is whole; whatever
+    fails, ``.incoming`` is removed and the node asked to drop the tar.
+    """
+    on_node = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(node_id, soft=False)
+    name = str(tar["name"])
+    try:
+        size, members, sha256 = int(tar["size"]), int(tar["members"]), str(tar["sha256"])
+        cap = disk_bytes if disk_bytes is not None else shutil.disk_usage(root).free
+        if members > MAX_MEMBERS or size > tar_bound(cap, members):
+            limit = "the run's --disk" if disk_bytes is not None else "the room left on the driver"
+            raise UnpackRefused(f"a tar of {size:,} bytes and {members:,} members is more than {limit} can take")
+        read = outbox[0].options(num_cpus=0, max_retries=0, scheduling_strategy=on_node)
+
+        def parts() -> Iterator[bytes]:
+            offsets = iter(range(0, size, CHUNK_BYTES))
+            asked = collections.deque(
+                read.remote(name, at, CHUNK_BYTES) for at in itertools.islice(offsets, PREFETCH_PARTS)
+            )
+            while asked:
+                piece = ray.get(asked.popleft(), timeout=PART_TIMEOUT_S)
+                asked.extend(read.remote(name, at, CHUNK_BYTES) for at in itertools.islice(offsets, 1))
+                yield piece
+
+        incoming = root / INCOMING
+        caps = {"max_bytes": cap, "max_members": members, "reserved": RESERVED}
+        unpack_fresh(lambda: ChunkStream(parts(), size, sha256), incoming, **caps)
+        for entry in sorted(os.listdir(incoming)):
+            os.rename(incoming / entry, root / entry)
+        incoming.rmdir()
+    finally:
+        shutil.rmtree(root / INCOMING, ignore_errors=True)
+        with contextlib.suppress(Exception):  # the tar is not needed any more; a node that left took it along
+            outbox[1].options(num_cpus=0, max_retries=0, scheduling_strategy=on_node).remote(name)
 
 
 def _show_nodes(ray: Any, ledger: Any, seen: int, going: dict[Any, Any]) -> int:
@@ -259,3 +366,27 @@ def _cancel(
     for _, _, staging, _ in going.values():
         discard(staging)
     going.clear()
+
+
+#: What a run is (which agent, competition, seed, settings): the driver's to say, never the node's.
+_DRIVER_FIELDS = (
+    "run_group", "competition_id", "competition_version", "seed", "agent", "agent_hash", "agent_folder", "sandbox",
+    "image", "environment", "podium_version", "limits", "description",
+)  # fmt: skip
+
+
+def _from_node(data: Any, ours: RunRecord) -> RunRecord:
+    """The node's record of a run, with what the run is taken from the driver's own record (a compromised node
+    cannot rename the agent, point the audit at another agent folder or change the limits the run had) and no
+    grade (the driver grades). What the node observed (the agent's result, the isolation, the compute, the
+    calls) is the node's, and the record says which node made it."""
+    if not isinstance(data, dict):
+        raise HarnessError(f"the node sent a record that is not a JSON object ({type(data).__name__})")
+    record = RunRecord.from_dict(data)
+    gpu_ids = record.limits.get("gpu_ids") if isinstance(record.limits, dict) else None
+    for name in _DRIVER_FIELDS:
+        setattr(record, name, getattr(ours, name))
+    if isinstance(gpu_ids, list) and all(type(i) is int for i in gpu_ids):  # which of its GPUs: the node's to say
+        record.limits = {**ours.limits, "gpu_ids": gpu_ids}
+    record.grade = None
+    return record

@@ -4,10 +4,14 @@
 the same first half of a run as a local batch (:func:`podium.run.execute.run_agent`): the agent in
 its sandbox (bwrap, docker or local, as on one machine) with the GPUs Ray gave the task. The node
 never sees the answers: it gets the public data (from a shared path, verified against the recorded
-checksums, or shipped by the driver and cached by checksum) and sends the run's folder back as tar
-bytes; the driver grades and lands it. Ray's cancel (Ctrl-C on the driver) raises
-``KeyboardInterrupt`` here: the sandboxes this process started are killed through their own kill
-paths and nothing of the run is kept.
+checksums, or shipped by the driver and cached by checksum). The run's folder is packed, streamed,
+into a tar in the node's outbox (:func:`outbox`), its files capped by the run's ``--disk`` in
+apparent bytes, with hard links, sparse files and the like withheld and named
+(:mod:`podium.cluster.tarball`); the driver reads the tar back in chunks (:func:`read_part`, a
+task pinned to this node), grades the run and lands it, then drops the tar (:func:`drop_part`). A
+tar the driver never fetched (it was killed) is removed by this node's next run after
+:data:`OUTBOX_TTL_S`. Ray's cancel (Ctrl-C on the driver) raises ``KeyboardInterrupt`` here: the
+sandboxes this process started are killed through their own kill paths and nothing of the run is kept.
 """
 
 from __future__ import annotations
@@ -16,14 +20,18 @@ import contextlib
 import os
 import shutil
 import socket
-import tempfile
 import threading
+import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from podium import owner
-from podium.cluster.transfer import cache_public, check_public, pack, unpack
+from podium.cluster.tarball import CHUNK_BYTES, pack
+from podium.cluster.transfer import Parcel, cache_public, check_public, unpack_once
+from podium.errors import HarnessError
 from podium.paths import RunPaths
 from podium.records import RunRecord
 from podium.run.config import RunConfig, environment_profile
@@ -31,13 +39,16 @@ from podium.run.execute import failed_record, run_agent
 from podium.run.gpus import RunInterrupted
 from podium.run.interrupt import Stop
 
-__all__ = ["Shipment", "node_cache", "node_name", "run_on_node"]
+__all__ = ["OUTBOX_TTL_S", "Shipment", "drop_part", "node_cache", "node_name", "outbox", "read_part", "run_on_node"]
+
+OUTBOX_TTL_S = 24 * 3600.0  # a run's tar left unread this long (its driver was killed) is removed
+FREE_MARGIN_BYTES = 1 << 30  # what a run's tar leaves free on the node's disk when --disk sets no cap
 
 
 @dataclass(frozen=True)
 class Shipment:
     """How a node finds a competition's public data: under ``shared`` (a data dir every node mounts), or, without
-    it, in the tar bytes the driver put in the object store (the task's ``data`` argument)."""
+    it, in the tar the driver put in the object store in chunks (the task's ``data`` argument, a :class:`Parcel`)."""
 
     competition_id: str
     checksums: dict[str, str]  # the recorded checksums of the public side
@@ -46,8 +57,54 @@ class Shipment:
 
 
 def node_cache() -> Path:
-    """Where a node keeps shipped data and agents: ``$PODIUM_NODE_CACHE``, else ``<tmp>/podium-node-cache``."""
-    return Path(os.environ.get("PODIUM_NODE_CACHE") or Path(tempfile.gettempdir()) / "podium-node-cache")
+    """Where a node keeps shipped data and agents and its outbox: ``$PODIUM_NODE_CACHE``, else
+    ``~/.cache/podium/node`` (``$XDG_CACHE_HOME``): the user's own, never another user's (a shared folder
+    would let one user plant data, agents or "verified" marks that another's runs trust), and shared by that
+    user's jobs, which is safe because what is in it is named by its content and checked against it."""
+    if named := os.environ.get("PODIUM_NODE_CACHE"):
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "podium" / "node"
+
+
+def outbox() -> Path:
+    """Where this node keeps runs' tars until the driver has read them."""
+    return node_cache() / "outbox"
+
+
+def _outbox_file(name: str) -> Path:
+    """A tar of the outbox by its bare name (the driver names it; nothing else is reachable)."""
+    if not name.endswith(".tar") or Path(name).name != name or name.startswith("."):
+        raise ValueError(f"not a tar of the outbox: {name!r}")
+    return outbox() / name
+
+
+def read_part(name: str, offset: int, length: int) -> bytes:
+    """Bytes ``[offset, offset + length)`` of the outbox's tar ``name`` (run on its node, for the driver)."""
+    length = max(0, min(int(length), CHUNK_BYTES))
+    fd = os.open(_outbox_file(name), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.utime(fd)  # read lately: not left behind
+        return os.pread(fd, length, int(offset))
+    finally:
+        os.close(fd)
+
+
+def drop_part(name: str) -> None:
+    """Remove the outbox's tar ``name`` (the driver has it, or gave up on it)."""
+    _outbox_file(name).unlink(missing_ok=True)
+
+
+def _sweep_outbox(now: float | None = None) -> None:
+    now = time.time() if now is None else now
+    with contextlib.suppress(OSError), os.scandir(outbox()) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if (
+                    entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > OUTBOX_TTL_S
+                ):
+                    os.unlink(entry.path)
 
 
 def node_name() -> str:
@@ -62,14 +119,20 @@ def run_on_node(
     ref: str,
     record_data: dict[str, Any],
     shipment: Shipment,
-    data: bytes | None,
-    agent: bytes,
+    data: Parcel | None,
+    agent: Parcel,
     ledger: Any,
+    keys: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run the agent of ``record_data``'s run here; its record (ungraded) and folder (tar bytes).
+    """Run the agent of ``record_data``'s run here; its record (ungraded) and where its folder's tar waits.
+
+    ``keys`` are the driver's API keys for the agent's model (``OPENAI_API_KEY=...``): the run's LLM
+    proxy runs here and reads them from this process's environment, where they are set for the run
+    only (a node needs no key of its own, and the user who started the batch pays for its calls).
 
     ``error`` in the answer names a failure of podium, its data or the engine on this node (the
-    record then says ``harness_error``); ``attempts`` lists the nodes that took the run, this one last.
+    record then says ``harness_error``); ``attempts`` lists the nodes that took the run, this one last;
+    ``folder`` names the tar in this node's outbox (``node_id``) and ``withheld`` what it left out, and why.
     """
     import ray
 
@@ -83,31 +146,69 @@ def run_on_node(
         attempts = ray.get(ledger.start.remote(key, here), timeout=30)
     owner.sweep_temp()
     sweep_abandoned()
+    _sweep_outbox()
     record = RunRecord.from_dict(record_data)
     record.node = here
     record.limits["gpu_ids"] = [int(i) for i in ray.get_gpu_ids()]
     root = owner.mkdtemp("node")
     staging = RunPaths(root / "run")
-    error = None
     try:
+        with _keys_set(keys or {}):
+            try:
+                competition = registry.get(ref)
+                config = _on_this_node(ray, config, shipment, data, agent)
+            except Exception as exc:
+                staging.root.mkdir()
+                failed_record(record, exc, staging)
+                error = record.error
+            else:
+                error = _sandboxed(config, competition, record, staging)
+        folder: dict[str, Any] | None = None
+        withheld: list[str] = []
         try:
-            competition = registry.get(ref)
-            config = _on_this_node(config, shipment, data, agent)
-        except Exception as exc:
-            staging.root.mkdir()
+            folder, withheld = _send(staging.root, config.disk_bytes)
+        except HarnessError as exc:  # the node's disk: nothing of the run can go back
             failed_record(record, exc, staging)
             error = record.error
-        else:
-            error = _sandboxed(config, competition, record, staging)
         return {
             "record": record.to_dict(),
-            "folder": pack(staging.root),
+            "folder": folder,
+            "withheld": withheld,
+            "node_id": ray.get_runtime_context().get_node_id(),
             "attempts": attempts,
             "error": error,
             "staging": str(staging.root),
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _keys_set(keys: dict[str, str]) -> Iterator[None]:
+    """``keys`` in this process's environment for the block, then as they were (a Ray worker runs one task
+    at a time and is reused for the next)."""
+    before = {name: os.environ.get(name) for name in keys}
+    os.environ.update(keys)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _send(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[str]]:
+    """``folder`` packed into the outbox, its files capped by ``disk_bytes`` (else by the room left here):
+    the tar as the driver asks for it, and what was withheld."""
+    box = outbox()
+    box.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cap = disk_bytes if disk_bytes is not None else max(0, shutil.disk_usage(box).free - FREE_MARGIN_BYTES)
+    name = f"{uuid.uuid4().hex}.tar"
+    packed = pack(folder, box / name, first=("submission",), max_bytes=cap)
+    tar = {"name": name, "size": packed.size, "sha256": packed.sha256, "members": packed.members}
+    return {**tar, "file_bytes": packed.file_bytes}, packed.withheld_summary()
 
 
 def _sandboxed(config: RunConfig, competition: Any, record: RunRecord, staging: RunPaths) -> str | None:
@@ -144,7 +245,7 @@ def _sandboxed(config: RunConfig, competition: Any, record: RunRecord, staging: 
     return None
 
 
-def _on_this_node(config: RunConfig, shipment: Shipment, data: bytes | None, agent: bytes) -> RunConfig:
+def _on_this_node(ray: Any, config: RunConfig, shipment: Shipment, data: Parcel | None, agent: Parcel) -> RunConfig:
     """``config`` as this node runs it: its data dir, its copy of the agent, its built environment."""
     from podium.environments import ensure as ensure_environment
 
@@ -155,8 +256,15 @@ def _on_this_node(config: RunConfig, shipment: Shipment, data: bytes | None, age
         check_public(prepared, shipment.checksums, shipment.competition_id, verified=cache / "verified")
     else:
         assert data is not None, "a shipment without a shared path comes with the data"
-        data_dir = cache_public(data, cache / "data", shipment.competition_id, shipment.digest, shipment.checksums)
-    folder = _agent_folder(cache / "agents", str(config.agent_hash), agent)
+        data_dir = cache_public(
+            data.opener(ray),
+            cache / "data",
+            shipment.competition_id,
+            shipment.digest,
+            shipment.checksums,
+            **data.caps(),
+        )
+    folder = unpack_once(agent.opener(ray), cache / "agents" / str(config.agent_hash)[:32], **agent.caps())
     moved = replace(config.agent, folder=folder)
     if config.agent.build is not None and config.agent.build.is_relative_to(config.agent.folder):
         moved = replace(moved, build=folder / config.agent.build.relative_to(config.agent.folder))
@@ -170,20 +278,3 @@ def _on_this_node(config: RunConfig, shipment: Shipment, data: bytes | None, age
 
         config = resolve_image(replace(config, image=None))
     return config
-
-
-def _agent_folder(cache: Path, digest: str, data: bytes) -> Path:
-    """The agent's folder on this node, unpacked once per agent hash."""
-    folder = cache / digest[:32]
-    if folder.is_dir():
-        return folder
-    staging = cache / f".{digest[:32]}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        unpack(data, staging)
-        with contextlib.suppress(OSError):  # another worker got there first
-            os.rename(staging, folder)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder

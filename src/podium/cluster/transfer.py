@@ -1,28 +1,73 @@
-"""Folders as bytes between the driver and the nodes: a competition's public data out, a run's folder back.
+"""Folders between the driver and the nodes: a competition's public data and the agent out, a run's folder back.
 
-A folder travels as an uncompressed tar (links kept as links, never followed) and is unpacked with
-Python's ``data`` filter: no absolute paths, no ``..``, no links that leave the folder, no device
-nodes, no setuid bits. A run's folder is the agent's hostile output and is treated as such. The
-public data a node caches is named by a digest of its recorded checksums and verified against them
-before any run reads it.
+A folder travels as an uncompressed tar written to disk by :func:`podium.cluster.tarball.pack` and
+moved in chunks of :data:`~podium.cluster.tarball.CHUNK_BYTES`, so neither side ever holds a folder
+in memory: the driver's data and agent as a :class:`Parcel` of chunks it put in Ray's object store
+(it owns them for the whole batch), a run's folder as a file in the node's outbox that the driver
+reads back piece by piece (:mod:`podium.cluster.driver`). Every tar is unpacked by
+:func:`podium.cluster.tarball.unpack`, which checks each member itself. The public data a node
+caches is named by a digest of its recorded checksums and verified against them before any run
+reads it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import shutil
-import tarfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
 
+from podium import owner
+from podium.cluster.tarball import MAX_MEMBERS, ChunkStream, file_chunks, pack, unpack, unpack_fresh
 from podium.data.checksums import compare, digest_tree
 from podium.errors import HarnessError
 from podium.paths import write_atomic
 
-__all__ = ["check_public", "pack", "public_checksums", "public_digest", "unpack"]
+__all__ = ["Parcel", "cache_public", "check_public", "public_checksums", "public_digest", "unpack_once"]
+
+PART_TIMEOUT_S = 600.0  # the longest one chunk may take to arrive before the transfer counts as lost
+
+
+@dataclass(frozen=True)
+class Parcel:
+    """A folder the driver put in Ray's object store as chunks of a tar, for nodes to unpack."""
+
+    chunks: list[Any] = field(repr=False)  # ObjectRefs of the tar's pieces, in order
+    size: int = 0
+    sha256: str = ""
+    members: int = 0
+    file_bytes: int = 0
+    withheld: tuple[str, ...] = ()  # what could not travel (a FIFO, a name beyond the limits), with why
+
+    @classmethod
+    def put(cls, ray: Any, folder: Path, skip: Collection[Path] = (), hidden: bool = True) -> Parcel:
+        """``folder`` packed to a temporary file and put in the object store a chunk at a time."""
+        scratch = owner.mkdtemp("ship")
+        try:
+            packed = pack(folder, scratch / "folder.tar", skip=skip, hidden=hidden, hostile=False)
+            chunks = [ray.put(piece) for piece in file_chunks(packed.path)]
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return cls(
+            chunks, packed.size, packed.sha256, packed.members, packed.file_bytes, tuple(packed.withheld_summary())
+        )
+
+    def opener(self, ray: Any) -> Callable[[], ChunkStream]:
+        """A function that opens the parcel as one stream, fetching each chunk only when it is read."""
+
+        def pieces() -> Any:
+            for ref in self.chunks:
+                yield ray.get(ref, timeout=PART_TIMEOUT_S)
+
+        return lambda: ChunkStream(pieces(), self.size, self.sha256)
+
+    def caps(self) -> dict[str, Any]:
+        """What :func:`unpack` may accept from this parcel: what it said it holds."""
+        return {"max_bytes": self.file_bytes, "max_members": self.members}
 
 
 def public_checksums(checksums: Mapping[str, str]) -> dict[str, str]:
@@ -74,42 +119,19 @@ def _listing(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def pack(folder: Path, skip: Sequence[Path] = (), hidden: bool = True) -> bytes:
-    """``folder``'s tree as tar bytes (symbolic links stored as links), without the folders in ``skip`` and,
-    unless ``hidden``, without hidden entries and ``__pycache__``."""
-    skipped = {
-        str(p.resolve().relative_to(folder.resolve())) for p in skip if p.resolve().is_relative_to(folder.resolve())
-    }
-
-    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        parts = Path(info.name).parts
-        if info.name in skipped or (not hidden and any(p.startswith(".") or p == "__pycache__" for p in parts)):
-            return None
-        return info
-
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for entry in sorted(folder.iterdir()):
-            tar.add(entry, arcname=entry.name, recursive=True, filter=keep)
-    return buffer.getvalue()
-
-
-def unpack(data: bytes, destination: Path) -> None:
-    """Unpack tar bytes into the existing folder ``destination``, refusing anything that would leave it."""
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            tar.extractall(destination, filter="data")
-    except (tarfile.TarError, OSError) as error:
-        raise HarnessError(
-            f"a run's folder from the cluster could not be unpacked into {destination}: {error}"
-        ) from error
-
-
-def cache_public(data: bytes, cache: Path, competition_id: str, digest: str, expected: Mapping[str, str]) -> Path:
+def cache_public(
+    open_tar: Callable[[], BinaryIO | ChunkStream],
+    cache: Path,
+    competition_id: str,
+    digest: str,
+    expected: Mapping[str, str],
+    max_bytes: int | None = None,
+    max_members: int = MAX_MEMBERS,
+) -> Path:
     """The node's data dir holding ``competition_id``'s public folder named by ``digest``, unpacked once.
 
-    The folder is unpacked beside its final name, verified, and renamed into place, so a node that
-    dies half-way leaves no folder a later run would trust.
+    The tar (``open_tar()``, opened only on a miss) is unpacked beside the folder's final name,
+    verified, and renamed into place, so a node that dies half-way leaves no folder a later run would trust.
     """
     root = cache / digest[:32]
     prepared = root / competition_id / "prepared"
@@ -119,10 +141,31 @@ def cache_public(data: bytes, cache: Path, competition_id: str, digest: str, exp
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "public").mkdir(parents=True)
     try:
-        unpack(data, staging / "public")
+        unpack(open_tar(), staging / "public", max_bytes=max_bytes, max_members=max_members)
         check_public(staging, expected, competition_id)
         with contextlib.suppress(OSError):  # another worker of this node got there first: theirs is as good
             os.rename(staging, prepared)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return root
+
+
+def unpack_once(
+    open_tar: Callable[[], BinaryIO | ChunkStream],
+    folder: Path,
+    max_bytes: int | None = None,
+    max_members: int = MAX_MEMBERS,
+) -> Path:
+    """``folder``, unpacked from ``open_tar()`` unless it is there already (named by its content's digest)."""
+    if folder.is_dir():
+        return folder
+    staging = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        unpack_fresh(open_tar, staging, max_bytes=max_bytes, max_members=max_members)
+        with contextlib.suppress(OSError):  # another worker got there first
+            os.rename(staging, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder

@@ -36,6 +36,7 @@ __all__ = [
     "PrepareError",
     "PrepareOutcome",
     "check_invariants",
+    "description_path",
     "description_variant",
     "needs_download",
     "prepare_competition",
@@ -160,7 +161,9 @@ def check_invariants(competition: Competition, prepared: Path) -> set[str]:
     return answer_keys
 
 
-def _description(competition: Competition, obfuscated: bool) -> Path | None:
+def description_path(competition: Competition, obfuscated: bool) -> Path | None:
+    """The description file podium gives the agent (``description_obfuscated.md`` with ``obfuscated``), or
+    None where the competition has none."""
     name = "description_obfuscated.md" if obfuscated else "description.md"
     path = competition.folder / name
     return path if path.is_file() else None
@@ -174,7 +177,7 @@ def description_variant(competition: Competition, data_dir: Path) -> str | None:
     except OSError:
         return None
     for variant, obfuscated in (("original", False), ("obfuscated", True)):
-        path = _description(competition, obfuscated)
+        path = description_path(competition, obfuscated)
         if path is not None and path.read_bytes() == given:
             return variant
     return "other"
@@ -218,7 +221,7 @@ def prepare_competition(
                 f"{competition.id}: a raw file is missing ({missing}); the download or the --from folder is incomplete. "
                 f"Delete {paths.raw} and prepare again, or pass --from with the complete Kaggle zip"
             ) from exc
-        description = _description(competition, obfuscated)
+        description = description_path(competition, obfuscated)
         if description is not None:
             shutil.copyfile(description, staging / "public" / "description.md")
         test_ids = check_invariants(competition, staging)

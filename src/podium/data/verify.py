@@ -7,13 +7,12 @@ Kaggle data), those are checked too.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from podium.competition import Competition
-from podium.data.checksums import compare, digest_tree
+from podium.data.checksums import compare, digest_tree, reference_checksums, without_description
 from podium.paths import CompetitionPaths
 
 __all__ = ["VerifyResult", "verify"]
@@ -39,9 +38,7 @@ def verify(competition: Competition, data_dir: Path) -> VerifyResult:
         )
     actual = digest_tree(paths.prepared)
     problems += compare(record.get("checksums", {}), actual)
-    reference = competition.folder / "checksums.json"
-    if reference.is_file():
-        published = json.loads(reference.read_text(encoding="utf-8")).get(str(competition.data_version))
-        if published:
-            problems += [f"reference: {p}" for p in compare(published, actual)]
+    reference = reference_checksums(competition)
+    if reference:
+        problems += [f"reference: {p}" for p in compare(reference, without_description(actual))]
     return VerifyResult(competition.id, "mismatch" if problems else "ok", problems)

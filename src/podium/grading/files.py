@@ -5,12 +5,14 @@ link to the private answers or to a host secret, a FIFO that never ends, a direc
 that grows while it is read. :func:`open_submission` opens it the one safe way: the folder
 first, then each component of the name relative to the folder's descriptor (``openat``) with
 ``O_NOFOLLOW``, so no symbolic link is followed at any level; then ``fstat`` on the open file
-must show a regular file no larger than the size cap. Everything afterwards reads through that
+must show a regular file no larger than the size cap, with no other name (a hard link could be the
+answers or a host file under a second name). Everything afterwards reads through that
 one descriptor (``pread``, bounded to the size seen at opening): the name is never looked up
 again, so swapping the file after the check changes nothing.
 
 :func:`open_user_file` is the same for a path a user names on the command line: any path, but
-the file itself must be a regular file (not a link, a FIFO, a device or a directory).
+the file itself must be a regular file (not a link, a FIFO, a device or a directory); a hard link is
+the user's own business there.
 
 Messages name the file as given (with undecodable bytes escaped), never its content.
 """
@@ -168,8 +170,11 @@ def _check_size(size: int, shown: str, max_bytes: int | None) -> None:
         )
 
 
-def _open_checked(name: str | bytes, dir_fd: int | None, shown: str, max_bytes: int | None) -> SubmissionFile:
-    """lstat, refuse anything but a regular file, open without following links, fstat again."""
+def _open_checked(
+    name: str | bytes, dir_fd: int | None, shown: str, max_bytes: int | None, *, one_name: bool = False
+) -> SubmissionFile:
+    """lstat, refuse anything but a regular file (with ``one_name``: with no second name), open without
+    following links, fstat again."""
     try:
         before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except (FileNotFoundError, NotADirectoryError):
@@ -190,6 +195,12 @@ def _open_checked(name: str | bytes, dir_fd: int | None, shown: str, max_bytes: 
         _refuse(after, shown)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise InvalidSubmissionError(f"the submission {shown} was replaced while it was being opened")
+        if one_name and after.st_nlink > 1:
+            raise InvalidSubmissionError(
+                f"the submission {shown} is a hard link ({after.st_nlink} names for one file); a file that may be "
+                "another file under a second name is never graded",
+                fix="write the submission as a file of its own (cp or a plain write, not ln)",
+            )
         _check_size(after.st_size, shown, max_bytes)
     except BaseException:
         os.close(fd)
@@ -206,7 +217,8 @@ def open_submission(
     ``O_NOFOLLOW`` relative to its parent's descriptor, so a link at any level is refused, and
     ``..`` is not allowed. ``folder`` itself is podium's own (the run's submission folder). Raises
     :class:`NoSubmissionError` when nothing is there and :class:`InvalidSubmissionError` for a
-    link, a directory, a FIFO, a device, an unreadable file or one over ``max_bytes``.
+    link (symbolic, or a hard link: a file with more than one name), a directory, a FIFO, a device,
+    an unreadable file or one over ``max_bytes``.
     """
     parts = PurePosixPath(name).parts
     if not parts or PurePosixPath(name).is_absolute() or any(p in ("..", ".") for p in parts):
@@ -238,7 +250,7 @@ def open_submission(
                 raise InvalidSubmissionError(f"the submission {shown} cannot be read ({exc.strerror})") from None
             os.close(dir_fd)
             dir_fd = inner
-        return _open_checked(parts[-1], dir_fd, shown, max_bytes)
+        return _open_checked(parts[-1], dir_fd, shown, max_bytes, one_name=True)
     finally:
         os.close(dir_fd)
 

@@ -3,14 +3,17 @@
 JSON (``--format json``), schema ``podium-report/2``::
 
     {
-      "schema": "podium-report/2",
+      "schema": "podium-report/3",
       "aggregation": "...",                      # the rules, in words
       "pad_missing": false, "seeds": -1,         # the options
       "splits": {SPLIT: {"title": "low (lite)", "competitions": 22}, ...},
+      "compute": {"mixed_hardware": false, "profiles": {LABEL: "2 CPUs, 4 GiB, no GPU" | "unknown" | ...}},
       "labels": {
         LABEL: {
           "kind": "podium run group" | "grading report",
           "paths": [...], "runs": 66, "notes": ["..."],
+          "compute": {"profile", "profiles": {PROFILE: runs}, "runs_with_compute",
+                      "used": {"cpu_hours", "peak_memory_bytes", "gpu_hours", "wall_hours"}},
           "cost": {"runs", "medals", "llm_calls", "input_tokens", "output_tokens", "cost_usd",
                    "priced_runs", "gpu_hours", "runtime_hours", "cost_usd_per_run",
                    "cost_usd_per_medal", "gpu_hours_per_medal", "runtime_hours_per_medal"},
@@ -35,8 +38,19 @@ JSON (``--format json``), schema ``podium-report/2``::
                                    "num_seeds_averaged", "num_competitions_per_seed", "metrics"},
               "podium": null | {"num_seeds": 3, "runs": 66, "harness_failures": 1,
                                 "agent_failures": 5, "padded": 0, "unused_runs": 0,
-                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}}
+                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}},
+              "readings": {                      # the three headline readings (podium.report.readings)
+                "published": {"definitions", "not_version_1": ["id@2", ...],
+                              "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"},
+                "corrected": {"definitions", "changed": ["id@2", ...],
+                              "not_newest": [{"competition_id", "read_at", "newest", "reason", "fix"}],
+                              "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"},
+                "without_leaks": {"definitions", "competitions": 21,
+                                  "excluded": [{"competition_id", "reason"}],
+                                  "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"}}
             }}}},
+      "versions": {COMPETITION: {"versions": [{"version", "data_version", "changes"}],
+                                 "known_leakage": ["..."]}},   # every competition run or left out for a leak
       "comparisons": [{"a": LABEL, "b": LABEL, "competitions": 22,
                        "values": {"any_medal" | "percentile": {      # A minus B, in points of %
                           "competitions", "mean_a", "mean_b", "mean_difference",
@@ -51,7 +65,11 @@ JSON (``--format json``), schema ``podium-report/2``::
       "familiarity": null | {...}                # with --familiarity: podium.report.contamination
     }
 
-``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
+``readings`` puts side by side the published reading (version 1), podium's corrected reading (the
+newest version of every competition that grades the runs' data) and the published reading without
+the split's competitions whose version-1 data has a known leak; ``compute`` the compute profile of each
+label's runs (:mod:`podium.report.compute`); ``/3`` added ``readings``, ``versions`` and ``compute`` to
+``/2``'s keys, which are unchanged. ``pass_at_k`` is the unbiased estimator over the split's competitions, ``comparisons`` the paired
 comparisons of :mod:`podium.report.stats` (each label against the first unless ``--compare``
 names the pairs), ``time_scaling`` the best-so-far snapshots graded hour by hour
 (:mod:`podium.report.timescale`; only with ``--time-scaling``).
@@ -76,8 +94,10 @@ from podium import registry
 from podium.errors import UsageError
 from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
 from podium.report.audited import audit_section
+from podium.report.compute import check_profiles, label_compute
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
+from podium.report.readings import leaky_competitions, readings, version_facts
 from podium.report.sections import comparison_pairs, comparisons, costs, pass_at_k_curves, per_competition
 
 __all__ = ["TITLES", "build_report"]
@@ -133,13 +153,15 @@ def build_report(
     time_scaling: Path | None = None,
     hours: Sequence[float] | None = None,
     familiarity: Path | None = None,
+    mixed_hardware: bool = False,
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
 
     ``compare`` names the pairs to compare (``A,B``); ``time_scaling`` is the data dir to grade the
     runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit);
     ``familiarity`` a `podium familiarity` file to set against each label's performance
-    (:mod:`podium.report.contamination`).
+    (:mod:`podium.report.contamination`). Labels whose runs had different compute (or one label whose
+    runs did) are refused with :class:`podium.report.compute.MixedHardwareError` unless ``mixed_hardware``.
 
     Without ``split``, the splits are the competitions asked of the run groups (:attr:`LabelInput.asked`),
     and the named splits where some input does not say what was asked of it (a grading report, an old group).
@@ -148,6 +170,8 @@ def build_report(
     """
     if seeds == 0 or seeds < -1:
         raise UsageError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
+    compute = {item.label: label_compute(item.runs) for item in inputs}
+    check_profiles({label: block["profile"] for label, block in compute.items()}, mixed_hardware=mixed_hardware)
     familiar = None
     if familiarity is not None:  # read first: a wrong file is refused before any aggregation
         from podium.audit.familiarity import load_familiarity
@@ -168,23 +192,37 @@ def build_report(
                 if name not in named and ran & set(ids := registry.split_ids(name))
             ]
     report: dict[str, Any] = {
-        "schema": "podium-report/2",
+        "schema": "podium-report/3",
         "aggregation": RULES,
         "pad_missing": pad_missing,
         "seeds": seeds,
         "splits": {key: {"title": titles.get(key, key), "competitions": len(ids)} for key, ids in chosen},
         "labels": {},
     }
+    report["compute"] = {
+        "mixed_hardware": mixed_hardware,
+        "profiles": {label: block["profile"] for label, block in compute.items()},
+    }
+    leaks: dict[str, list[str]] = {}
     for item in inputs:
         cells = {}
         for key, ids in chosen:
             cells[key] = _cell(item, key, ids, seeds=seeds, pad_missing=pad_missing, strict=split is not None)
+            cells[key]["readings"] = readings(
+                item.runs,
+                ids,
+                seeds=seeds,
+                pad_missing=pad_missing,
+                split=titles.get(key, key),
+                leaks=leaky_competitions(ids, leaks),
+            )
         report["labels"][item.label] = {
             "kind": item.kind,
             "paths": item.paths,
             "runs": len(item.runs),
             "notes": item.notes,
             "cost": costs(item.runs),
+            "compute": compute[item.label],
             "competitions": per_competition(item.runs),
             "splits": cells,
         }
@@ -193,6 +231,8 @@ def build_report(
         # nothing to show: say why for the split the runs cover best (most runs, then the smallest split)
         label, _, cell = max(every, key=lambda x: (x[2]["runs"], -report["splits"][x[1]]["competitions"]))
         raise AggregationError(f"{label}: {cell['published']['error']}")
+    named = {run["competition_id"] for item in inputs for run in item.runs} | {c for c, facts in leaks.items() if facts}
+    report["versions"] = version_facts(sorted(named), leaks)
     by_label = {item.label: item.runs for item in inputs}
     labels = list(by_label)
     report["comparisons"] = (

@@ -47,6 +47,8 @@ DETAILS = (
     "cost_usd",
     "gpu_hours",
     "run_dir",
+    "compute_profile",
+    "compute_used",
 )
 
 #: What ``--by`` may label the rows by: the field and how its value is written in a label.
@@ -77,6 +79,7 @@ def hardware_text(cpus: float | None, gpus: int | None) -> str:
 
 def record_details(data: Mapping[str, Any], path: Path, cache: dict[tuple[str, int], Any]) -> dict[str, Any]:
     """The detail keys of a podium run record (``data``, read from ``path``)."""
+    from podium.report.compute import run_compute
     from podium.run.outcome import agent_end, crashed
 
     grade = data.get("grade") or {}
@@ -125,6 +128,7 @@ def record_details(data: Mapping[str, Any], path: Path, cache: dict[tuple[str, i
         "cost_usd": llm.get("cost_usd"),
         "gpu_hours": (gpus or 0) * float(seconds) / 3600 if seconds is not None else None,
         "run_dir": str(path.parent),
+        **run_compute(data),
     }
 
 

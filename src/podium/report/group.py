@@ -115,7 +115,11 @@ def _score(value: float | None) -> str:
 
 
 def _markdown(
-    group: str, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], leaderboards: Mapping[str, str]
+    group: str,
+    rows: Sequence[Mapping[str, Any]],
+    summary: Mapping[str, Any],
+    leaderboards: Mapping[str, str],
+    compute: Mapping[str, str],
 ) -> str:
     lines = [f"# Run group `{group}`", "", f"Graded by the {definitions(rows)}.", ""]
     lines += [
@@ -125,6 +129,8 @@ def _markdown(
         "seeds complete over every competition count. `podium report` gives the splits, missing runs padded and "
         "podium's own view.",
         "",
+        *(f"Compute of {agent}'s runs: {profile}." for agent, profile in compute.items()),
+        *([""] if compute else []),
         *_rates_table(summary),
     ]
     corrected = corrected_rows(rows)
@@ -179,11 +185,13 @@ def write_report(
     rows: Sequence[Mapping[str, Any]],
     leaderboards: Mapping[str, str],
     failures: Sequence[Mapping[str, Any]] = (),
+    compute: Mapping[str, str] | None = None,
 ) -> tuple[Path, Path]:
     """Write report.json and report.md for a run group; returns both paths.
 
     ``failures`` (from :func:`podium.run.outcome.agent_failures`) lists the runs whose agent crashed or made
-    no valid submission, with how it ended and the last lines of its stderr.
+    no valid submission, with how it ended and the last lines of its stderr; ``compute`` each agent's compute
+    profile (:func:`podium.report.compute.label_compute`), stated above the table.
     """
     folder.mkdir(parents=True, exist_ok=True)
     summary = aggregate(rows)
@@ -195,10 +203,11 @@ def write_report(
         "runs": [dict(r) for r in rows],
         "leaderboards": dict(leaderboards),
         "agent_failures": [dict(f) for f in failures],
+        "compute": dict(compute or {}),
     }
     json_path, md_path = folder / "report.json", folder / "report.md"
     write_atomic(json_path, json.dumps(data, indent=2) + "\n")
-    markdown = _markdown(group, rows, summary, leaderboards) + "\n".join(_failures_markdown(failures))
+    markdown = _markdown(group, rows, summary, leaderboards, compute or {}) + "\n".join(_failures_markdown(failures))
     write_atomic(md_path, markdown.rstrip("\n") + "\n")
     return json_path, md_path
 
@@ -214,5 +223,25 @@ def write_group_report(runs_dir: Path, group: str) -> tuple[Path, Path, list[dic
     for row in rows:
         comp = registry.get(row["competition_id"], row["competition_version"])
         boards[comp.id] = comp.leaderboard.source if comp.leaderboard else "none"
-    json_path, md_path = write_report(runs_dir / group, group, rows, boards, failures=agent_failures(rows))
+    compute = _profiles(rows)
+    json_path, md_path = write_report(
+        runs_dir / group, group, rows, boards, failures=agent_failures(rows), compute=compute
+    )
     return json_path, md_path, rows
+
+
+def _profiles(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each agent's compute profile, from its runs' records (the index does not keep it)."""
+    from podium.report.compute import label_compute, run_compute
+
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        try:
+            record = json.loads(Path(row["record_path"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError):
+            record = {}
+        failed = row.get("status") != "finished"
+        by_agent[row["agent"]].append(
+            {**run_compute(record if isinstance(record, dict) else {}), "harness_failure": failed}
+        )
+    return {agent: label_compute(runs)["profile"] for agent, runs in sorted(by_agent.items())}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
+from podium.report.compute import profile_lines
 from podium.report.figures import (
     cost_figure,
     familiarity_figure,
@@ -24,10 +25,11 @@ from podium.report.figures import (
     pass_at_k_figure,
     time_scaling_figure,
 )
+from podium.report.readings import READINGS
 from podium.report.sections import COMPARED, PASS_FLAGS, pass_at_k_blocks
 from podium.report.tables import RUN_HEAD
 
-__all__ = ["html_pieces", "html_report", "pointer"]
+__all__ = ["html_pieces", "html_report", "pointer", "version_anchor"]
 
 
 def pointer(*parts: object) -> str:
@@ -94,9 +96,84 @@ def _headline(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "competitions": split["competitions"],
                     "rows": rows,
                     "definitions": words,
+                    "readings": _readings(report, key),
+                    "compute": profile_lines(report, [row["label"] for row in rows]),
                 }
             )
     return splits
+
+
+def version_anchor(competition_id: str) -> str:
+    """The id of a competition's entry in the report's section of versions."""
+    return f"versions-{competition_id}"
+
+
+def _readings(report: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The split's three readings of any medal per label, the competitions left out for a leak (each linked to
+    its versions) and what each label's corrected reading graded otherwise."""
+    rows: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    excluded: list[dict[str, Any]] = []
+    known = report.get("versions") or {}
+    for label, data in report["labels"].items():
+        cell = data["splits"][key]
+        if not cell["runs"]:
+            continue
+        cells = []
+        for which in READINGS:
+            block = cell["readings"][which]
+            if "error" in block:
+                cells.append({**_cell(None, None), "title": block["error"]})
+                continue
+            metric = block["metrics"]["any_medal_percentage"]
+            path = pointer("labels", label, "splits", key, "readings", which, "metrics", "any_medal_percentage", "mean")
+            cells.append(
+                {
+                    **_cell(metric["mean"], path),
+                    "text": f"{metric['mean']:.1f} ± {metric['standard_error']:.1f}",
+                    "title": f"95% interval [{metric['ci_lower']:.1f}, {metric['ci_upper']:.1f}]",
+                }
+            )
+        rows.append({"label": label, "cells": cells})
+        readings = cell["readings"]
+        excluded = excluded or readings["without_leaks"]["excluded"]
+        for ref in readings["corrected"]["changed"]:
+            cid = ref.split("@")[0]
+            notes.append({"label": label, "ref": ref, "href": "#" + version_anchor(cid) if cid in known else None,
+                          "text": "graded by this later version in the corrected reading"})  # fmt: skip
+        for missing in readings["corrected"]["not_newest"]:
+            cid = missing["competition_id"]
+            notes.append({"label": label, "ref": f"{cid}@{missing['read_at']}",
+                          "text": f"kept in the corrected reading: {missing['reason']}; {missing['fix']}",
+                          "href": "#" + version_anchor(cid) if cid in known else None})  # fmt: skip
+    first = next(iter(report["labels"].values()))["splits"][key]["readings"]["without_leaks"]
+    return {
+        "head": [*READINGS.values()],
+        "kept": first["competitions"],
+        "rows": rows,
+        "excluded": [
+            {**e, "href": "#" + version_anchor(e["competition_id"]) if e["competition_id"] in known else None}
+            for e in excluded
+        ],
+        "notes": notes,
+    }
+
+
+def _versions(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each competition of the report with its versions and what each changes, and its known leakage."""
+    used: dict[str, set[int]] = {}
+    for data in report["labels"].values():
+        for comp in data["competitions"]:
+            used.setdefault(comp["competition_id"], set()).add(comp["competition_version"])
+    return [
+        {
+            "id": cid,
+            "anchor": version_anchor(cid),
+            "versions": [{**v, "ran": v["version"] in used.get(cid, ())} for v in facts["versions"]],
+            "known_leakage": facts["known_leakage"],
+        }
+        for cid, facts in (report.get("versions") or {}).items()
+    ]
 
 
 def _pass_rows(report: Mapping[str, Any]) -> tuple[list[int], list[dict[str, Any]]]:
@@ -213,6 +290,8 @@ def _runs(
                     {"text": f"{run['failure_kind']}: {run['failure']}" if run["failure"] else "", "cls": "text"},
                     {"text": "folder" if link else "", "href": link, "cls": "text"},
                 ]
+                if comp["competition_id"] in (report.get("versions") or {}):  # the competition's versions
+                    row[0]["href"] = "#" + version_anchor(comp["competition_id"])
                 yield [{"cls": "", "path": None, "value": "", "href": None, "scale": None, **cell} for cell in row]
 
 
@@ -324,6 +403,7 @@ def html_pieces(
         time_hours=time_hours,
         time_rows=time_rows,
         heatmap_svg=_heatmap(report),
+        versions=_versions(report),
         cost_svg=cost_figure(report),
         familiarity=report.get("familiarity"),
         familiarity_svg=familiarity_figure(report.get("familiarity")),

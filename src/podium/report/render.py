@@ -11,7 +11,9 @@ from typing import Any
 from podium.errors import UsageError, printable
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
+from podium.report.compute import profile_lines
 from podium.report.contamination import familiarity_text
+from podium.report.readings import READINGS
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
 
 __all__ = ["FORMATS", "render"]
@@ -98,6 +100,9 @@ def _text(report: Mapping[str, Any]) -> str:
             empty.append(split["title"])
             continue
         lines += ["", f"== {split['title']}: {split['competitions']} competitions =="]
+        lines += profile_lines(report, [label for label, cell in cells.items() if cell["runs"]])
+        lines += _readings_lines(cells, split["competitions"])
+        lines += [""]
         lines += _definitions_lines(report, key, "published", "Published rules; definitions: ")
         lines += _published_text(cells, "published")
         if any(c["corrected"] for c in cells.values()):
@@ -121,6 +126,69 @@ def _text(report: Mapping[str, Any]) -> str:
         for label, note in notes:
             lines += textwrap.wrap(f"{label}: {note}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines) + "\n"
+
+
+def _reading_cell(block: Mapping[str, Any], markdown: bool) -> str:
+    if "error" in block:
+        return "-"
+    metric = block["metrics"]["any_medal_percentage"]
+    if markdown:
+        return _md_metric(metric, "ci_lower", "ci_upper")
+    return _pm(metric)
+
+
+def _readings_lines(cells: Mapping[str, Mapping[str, Any]], competitions: int, *, markdown: bool = False) -> list[str]:
+    """The three headline readings of any medal side by side, then what each left out or read otherwise."""
+    shown = {label: cell["readings"] for label, cell in cells.items() if cell["runs"]}
+    if not shown:
+        return []
+    first = next(iter(shown.values()))
+    kept = first["without_leaks"]["competitions"]
+    header = ["label", *READINGS.values()]
+    header[-1] += f" ({kept} of {competitions})"
+    rows = [[label, *(_reading_cell(r[key], markdown) for key in READINGS)] for label, r in shown.items()]
+    intro = (
+        "Any medal (% of the split's competitions; mean ± SEM over seeds"
+        + (" [95% interval]" if markdown else "")
+        + ") by the published definitions, by podium's corrected ones, and by the published ones without "
+        "the competitions whose data has a known leak:"
+    )
+    lines = [intro, ""] if markdown else textwrap.wrap(intro, WIDTH)
+    lines += (
+        [md_row(header), md_row(["---"] * len(header)), *map(md_row, rows)] if markdown else text_table(header, rows)
+    )
+    notes = _readings_notes(first["without_leaks"]["excluded"], shown, cells)
+    if markdown:
+        return [*lines, "", *(f"- {note}" for note in notes)]
+    for note in notes:
+        lines += textwrap.wrap(note, WIDTH, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
+    return lines
+
+
+def _readings_notes(
+    excluded: list[Mapping[str, Any]], shown: Mapping[str, Mapping[str, Any]], cells: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """What the readings left out or read otherwise, in sentences: the leaky competitions with their reasons,
+    and per label the competitions its corrected reading graded by a later version or could not."""
+    notes = [f"Left out for a known leak: {e['competition_id']}: {e['reason']}" for e in excluded]
+    if not excluded:
+        notes.append("Left out for a known leak: none (no competition of this split has one).")
+    for label, r in shown.items():
+        corrected = r["corrected"]
+        if corrected["changed"]:
+            notes.append(f"{label}: the corrected reading grades {', '.join(corrected['changed'])}.")
+        if corrected["not_newest"]:
+            stay = [
+                f"{m['competition_id']}@{m['read_at']} ({m['reason']}: {m['fix']})" for m in corrected["not_newest"]
+            ]
+            notes.append(f"{label}: the corrected reading keeps {'; '.join(stay)}.")
+        if r["published"]["not_version_1"]:
+            kept = ", ".join(r["published"]["not_version_1"])
+            notes.append(f"{label}: no version-1 grade for {kept} (a version with other data): read as graded.")
+        for key, title in READINGS.items():
+            if "error" in r[key] and cells[label]["runs"]:
+                notes.append(f"{label}: {title}: not aggregated: {r[key]['error']}")
+    return notes
 
 
 def _headline_text(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -186,6 +254,12 @@ def _markdown(report: Mapping[str, Any]) -> str:
     for key, split in report["splits"].items():
         cells = {label: data["splits"][key] for label, data in labels.items()}
         lines += ["", f"## {split['title']}: {split['competitions']} competitions", ""]
+        compute = profile_lines(report, [label for label, cell in cells.items() if cell["runs"]])
+        lines += [f"- {line.strip()}" if line.startswith("  ") else line for line in compute] + (
+            [""] if compute else []
+        )
+        lines += _readings_lines(cells, split["competitions"], markdown=True)
+        lines += [""]
         lines += _definitions_lines(report, key, "published", "Published rules; definitions: ", 10**6)
         lines += ["", md_row(["label", "seeds", *rate_head]), md_row(["---"] * (2 + len(rate_head)))]
         errors = []
