@@ -213,13 +213,13 @@ def _report_html(groups: Sequence[str], pages: Mapping[str, str], spool: _TextSp
     from podium.report.html import html_pieces
 
     inputs = load_inputs(list(groups))
-    try:
-        report = build_report(inputs)
+    try:  # a bundle records what ran, whatever compute each group had: the report states each label's
+        report = build_report(inputs, mixed_hardware=True)
     except AggregationError:  # the groups cover no split whole: the competitions they ran, missing runs padded
         with tempfile.TemporaryDirectory() as folder:
             ran = Path(folder) / "ran.txt"
             ran.write_text("\n".join(sorted({r["competition_id"] for i in inputs for r in i.runs})) + "\n")
-            report = build_report(inputs, split=str(ran), pad_missing=True)
+            report = build_report(inputs, split=str(ran), pad_missing=True, mixed_hardware=True)
     for piece in html_pieces(report, run_link=lambda run_dir: pages.get(str(run_dir), "")):
         spool.write(piece)
 
