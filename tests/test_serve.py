@@ -108,7 +108,7 @@ def runs(made_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = runs / "exp-dummy" / "practice-titanic" / "0"
     with open(run / "logs" / "agent.stdout.log", "a") as log:
         log.write(f"using key {SECRET_KEY}\nOPENAI_API_KEY=plainsecretvalue123\nreading {PRIVATE_FILE}\n")
-    # what the LLM proxy logs per call (podium.services.llm_proxy), for an agent with model access
+    # what the LLM proxy logs per call (podium.services.llm), for an agent with model access
     calls = [
         {"time": "2026-01-01T00:00:00", "path": "/v1/chat/completions", "model": "m1", "status": 200,
          "input_tokens": 1200, "output_tokens": 300, "cached_input_tokens": 0, "cost_usd": 0.0125, "seconds": 1.5},

@@ -153,6 +153,12 @@ class RunPaths:
         return self.root / "llm_calls.jsonl"
 
     @property
+    def transcript(self) -> Path:
+        """The LLM proxy's full transcript of the run's model calls (interface I1: one JSON line a call, written by
+        the harness outside every folder the agent can write; :mod:`podium.services.llm.transcript`)."""
+        return self.root / "llm_transcript.jsonl"
+
+    @property
     def resources(self) -> Path:
         """The run's resource samples as they come (JSON lines), beside the record: outside every folder the
         agent can write, so the harness never writes through a link the agent planted."""

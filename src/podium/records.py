@@ -182,16 +182,19 @@ class RunRecord:
         return self.status == "finished"
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON: ``error`` only for a run that failed, no validation or LLM calls for one
-        the harness failed (they were never gathered)."""
+        """The record as JSON: ``error`` only for a run that failed; for one the harness failed, the validation and
+        LLM calls only where they were gathered (a run whose model calls all failed keeps its ``llm`` summary)."""
         data = asdict(self)
         if self.error is None:
             del data["error"]
         for key in ("node", "cluster", "compute"):  # a local run's record is as it always was
             if data[key] is None:
                 del data[key]
-        if self.status == "harness_error":
-            del data["validation_calls"], data["llm"]
+        if self.status == "harness_error":  # what was gathered before the harness failed is kept
+            if not self.validation_calls:
+                del data["validation_calls"]
+            if self.llm is None:
+                del data["llm"]
         return data
 
     @classmethod

@@ -1,6 +1,6 @@
 """An agent's model access: the ``llm:`` section of its agent.yaml.
 
-The LLM proxy (:mod:`podium.services.llm_proxy`) forwards a run's calls to the one provider named
+The LLM proxy (:mod:`podium.services.llm`) forwards a run's calls to the one provider named
 here, with the key from podium's environment, within the budget named here.
 """
 

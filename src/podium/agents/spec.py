@@ -18,7 +18,7 @@ in that image, which must already be on the local engine (podium never pulls) an
 agent itself, as MLE-bench agents' images do; ``build: FOLDER`` (relative to the agent folder)
 has podium build the image from that folder's Dockerfile on the local engine first. An ``llm:``
 section (provider, models, token and request budget; :mod:`podium.agents.llm`) gives the agent its
-model through podium's LLM proxy (:mod:`podium.services.llm_proxy`), the only way out of the sandbox. Built-in
+model through podium's LLM proxy (:mod:`podium.services.llm`), the only way out of the sandbox. Built-in
 agents (``dummy``, ``baseline``) are folders under ``podium/agents/builtin``; any other folder
 works the same way, so users and tests plug in their own agents without touching podium.
 """

@@ -28,7 +28,7 @@ from podium.agents import LLMConfig, instructions
 from podium.competition import Competition
 from podium.data.prepare import description_variant
 from podium.environments import ENV_MOUNT
-from podium.errors import PodiumError
+from podium.errors import HarnessError, PodiumError
 from podium.grading import grade_isolated
 from podium.paths import CompetitionPaths, RunPaths
 from podium.records import GradeReport, RunRecord
@@ -36,7 +36,7 @@ from podium.run.config import RunConfig, hardware
 from podium.run.gpus import RunInterrupted
 from podium.run.outcome import tail_lines
 from podium.sandbox import ROOTFS_PATH, ExecResult, Limits, Mount, default_env, get_sandbox, run_compute
-from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, sandbox_file
+from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, model_failure, sandbox_file
 from podium.units import duration
 
 __all__ = ["discard", "execute", "failed_record", "grade_run", "new_record", "run_agent"]
@@ -97,7 +97,10 @@ def run_agent(
 ) -> RunRecord:
     """The first half of :func:`execute`: the agent in its sandbox, ``record`` filled in but not graded.
 
-    A cluster node runs this half (``podium.cluster``); the driver, which holds the answers, grades.
+    A cluster node runs this half (``podium.cluster``); the driver, which holds the answers, grades. Raises
+    :class:`~podium.errors.HarnessError`, the record filled in, when every model call the agent made failed for
+    the harness's reasons (the proxy's :func:`~podium.services.model_failure`: the provider unreachable, its key
+    refused, its server failing): whatever the agent then left is not its result.
     """
     gpu_ids = tuple(record.limits["gpu_ids"])
     result, calls, llm_summary, started, isolation = _sandboxed(config, competition, record.seed, staging, gpu_ids)
@@ -110,6 +113,8 @@ def run_agent(
     record.llm = llm_summary
     record.isolation = {**isolation, "network_observed": _observed(result.network, record.node)}
     record.compute = run_compute(_limits(config, gpu_ids), result)
+    if (failure := model_failure(llm_summary)) is not None:  # the agent never had its model: not its result
+        raise HarnessError(failure)
     return record
 
 
@@ -156,10 +161,11 @@ def grade_run(
 
 
 def failed_record(record: RunRecord, error: BaseException, staging: RunPaths) -> RunRecord:
-    """The record of a run that failed because of podium, its data or the Docker engine (``harness_error``).
+    """The record of a run that failed because of podium, its data, the Docker engine or the agent's model provider
+    (``harness_error``).
 
     Reports count it apart from the agent's failures, and a plain rerun runs it again. What the agent
-    left (its logs, code, submission) stays in the folder for the diagnosis.
+    left (its logs, code, submission, its model calls' summary) stays for the diagnosis.
     """
     text = str(error) if isinstance(error, PodiumError) else "".join(traceback.format_exception(error)).strip()
     record.status = "harness_error"
@@ -262,7 +268,9 @@ def _sandboxed(
             server = stack.enter_context(ValidationServer(competition, sample, socket, run.validation_log))
             proxy = None
             if llm is not None:
-                proxy = stack.enter_context(LLMProxy(llm, socket_dir / "llm.sock", run.llm_log))
+                proxy = stack.enter_context(
+                    LLMProxy(llm, socket_dir / "llm.sock", run.llm_log, transcript_path=run.transcript)
+                )
                 relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
                 mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
                 mounts.append(Mount(sandbox_file("podium_llm.py"), "/home/podium_llm.py"))

@@ -17,10 +17,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from podium.services.llm_proxy import BRIDGE_PORT, LLMProxy
+from podium.services.llm import BRIDGE_PORT, LLMProxy, model_failure
 from podium.services.validation import ValidationServer
 
-__all__ = ["BRIDGE_PORT", "SANDBOX_FILES", "LLMProxy", "ValidationServer", "sandbox_file"]
+__all__ = ["BRIDGE_PORT", "SANDBOX_FILES", "LLMProxy", "ValidationServer", "model_failure", "sandbox_file"]
 
 #: The files shipped for the sandbox, each mounted at ``/home/<name>``.
 SANDBOX_FILES = (
