@@ -20,8 +20,8 @@ from podium.paths import RunPaths
 
 __all__ = ["TRANSCRIPT", "run_page", "transcript_calls"]
 
-#: The proxy's transcript of every model call, in a run's folder (interface I1).
-TRANSCRIPT = "llm_transcript.jsonl"
+#: The proxy's transcript of every model call, as its name in a run's folder (interface I1: ``RunPaths.transcript``).
+TRANSCRIPT = RunPaths(Path()).transcript.name
 #: Calls shown on a page, and the most characters of one request or response shown.
 _CALLS_SHOWN = 500
 _SHOWN_CHARS = 20_000
@@ -60,7 +60,7 @@ def _shown(value: Any) -> str:
 def transcript_calls(run_dir: Path) -> tuple[list[dict[str, Any]], bool]:
     """The transcript's calls as a page shows them (at most :data:`_CALLS_SHOWN`), and whether some were left out."""
     calls = []
-    for line in _lines(run_dir / TRANSCRIPT, _CALLS_SHOWN + 1):
+    for line in _lines(RunPaths(run_dir).transcript, _CALLS_SHOWN + 1):
         try:
             entry = json.loads(line)
         except ValueError:
