@@ -14,6 +14,9 @@
     podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
     podium audit PATH... [--checks LIST] [--format text|json] [--output FILE] [--data-dir DIR] [--agent-dir DIR]
     podium serve [--runs-dir DIR] [--host 127.0.0.1] [--port 8000] [--token [T]]
+    podium export mlebench GROUP... --out DIR [--experiment-id ID] [--pad-missing] [--split NAME]...
+    podium bundle create GROUP... -o FILE.tar.gz [--data-dir DIR] [--max-file-size SIZE] [--agent-dir DIR]
+    podium bundle verify FILE [--data-dir DIR] [--max-size SIZE] [--work-dir DIR]
     podium --version
 
 Heavy modules are imported inside each command, so ``grade-sample`` loads only what its

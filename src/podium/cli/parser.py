@@ -16,6 +16,7 @@ from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
 from podium.cli.contamination import add_familiarity_parser
 from podium.cli.judging import add_judge_and_kernels_flags
+from podium.cli.publishing import add_publishing_parsers
 from podium.registry import SPLITS
 
 __all__ = ["build_parser", "join_values"]
@@ -396,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))
     add_familiarity_parser(sub)
+    add_publishing_parsers(sub)
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -256,7 +256,9 @@ def _link(run_dir: str | None, links_from: str | None) -> str | None:
 _RUN_HEAD = [*RUN_HEAD, "folder"]
 
 
-def _runs(report: Mapping[str, Any], links_from: str | None) -> Iterator[list[dict[str, Any]]]:
+def _runs(
+    report: Mapping[str, Any], links_from: str | None, run_link: Callable[[str], str] | None = None
+) -> Iterator[list[dict[str, Any]]]:
     """The per-run table's rows, made as the template reaches them (10,000 runs never sit in memory as cells)."""
     for label, data in report["labels"].items():
         for ci, comp in enumerate(data["competitions"]):
@@ -264,7 +266,7 @@ def _runs(report: Mapping[str, Any], links_from: str | None) -> Iterator[list[di
             for ri, run in enumerate(comp["runs"]):
                 base = ("labels", label, "competitions", ci, "runs", ri)
                 percentile = run["percentile"]
-                link = _link(run["run_dir"], links_from)
+                link = run_link(run["run_dir"]) if run_link and run["run_dir"] else _link(run["run_dir"], links_from)
                 row = [
                     {"text": f"{comp['competition_id']}@{comp['competition_version']}", "cls": "text"},
                     {"text": f"{comp['metric'] or '?'}{direction}", "cls": "text"},
@@ -371,8 +373,11 @@ def html_report(report: Mapping[str, Any], *, links_from: str | None = None) -> 
     return "".join(html_pieces(report, links_from=links_from))
 
 
-def html_pieces(report: Mapping[str, Any], *, links_from: str | None = None) -> Iterator[str]:
-    """The HTML file in pieces, in order (what :func:`html_report` joins; a writer can stream them)."""
+def html_pieces(
+    report: Mapping[str, Any], *, links_from: str | None = None, run_link: Callable[[str], str] | None = None
+) -> Iterator[str]:
+    """The HTML file in pieces, in order (what :func:`html_report` joins; a writer can stream them). ``run_link``
+    gives a run's link from its folder instead (a bundle links each run to its own page)."""
     import jinja2
 
     template_text = (resources.files("podium.report") / "templates" / "report.html.j2").read_text(encoding="utf-8")
@@ -406,7 +411,7 @@ def html_pieces(report: Mapping[str, Any], *, links_from: str | None = None) -> 
         cost_head=["label", *(words for _, words, _ in _COST)],
         cost_rows=_cost_rows(report),
         run_head=_RUN_HEAD,
-        run_rows=_runs(report, links_from),
+        run_rows=_runs(report, links_from, run_link),
         notes=notes,
         inputs=inputs,
         report_json=_script_json(report),

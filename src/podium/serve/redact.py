@@ -72,6 +72,19 @@ class Redactor:
         value = _ASSIGNED.sub(lambda m: m.group(1) + m.group(2) + SECRET, value)
         return _PRIVATE_PATH.sub(PRIVATE, value)
 
+    def secret_in(self, value: str) -> str | None:
+        """The first certain secret in ``value`` (a known secret's value, a provider's key, a bearer token), by kind
+        and position; None when there is none. ``NAME=value`` guesses and private paths are left to :meth:`text`:
+        they mark what a page hides, not what a file may not hold."""
+        found = self._literal.search(value) if self._literal is not None else None
+        if found is not None:
+            return f"the value of a secret environment variable at offset {found.start()}"
+        for pattern in _PATTERNS:
+            found = pattern.search(value)
+            if found is not None:
+                return f"a key or token ({found.group(0)[:4]}...) at offset {found.start()}"
+        return None
+
     def value(self, value: Any) -> Any:
         """``value`` (JSON: dicts, lists, strings, numbers) with every string redacted, keys included."""
         if isinstance(value, str):

@@ -1,0 +1,215 @@
+"""``podium export mlebench`` and ``podium bundle create|verify``: their flags (added by
+:func:`add_publishing_parsers`) and what each prints. The work is :mod:`podium.publish`'s.
+
+Exit status: 0 done (``bundle verify``: no difference); 1 ``bundle verify`` found differences (one line
+each) or could not read the bundle on; 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from podium.cli import values
+from podium.cli.exits import EXIT_FAILED
+from podium.errors import UsageError
+
+__all__ = ["add_publishing_parsers", "cmd_bundle_create", "cmd_bundle_verify", "cmd_export_mlebench"]
+
+_DATA_HELP = "prepared data (default: $PODIUM_DATA_DIR or the user cache dir)"
+
+
+def add_publishing_parsers(sub: Any) -> None:
+    """Add ``export`` and ``bundle`` to the subcommands ``sub``."""
+    p = sub.add_parser("export", help="write what a leaderboard pull request adds (docs/publishing.md)")
+    formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    q = formats.add_parser(
+        "mlebench",
+        help="openai/mle-bench: grading reports per seed, the CSV rows, the README row, SUBMISSION.md",
+        description="Write into DIR what a pull request to openai/mle-bench's leaderboard adds, from podium run "
+        "groups, always from the version-1 grades: one run-group folder per seed with its grading report, the "
+        "rows of runs/run_group_experiments.csv, the README's row (any medal as mean ± SEM, computed as "
+        "experiments/aggregate_grading_reports.py computes it), the hardware line, .gitattributes and "
+        "SUBMISSION.md. See docs/publishing.md.",
+    )
+    q.add_argument(
+        "groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir"
+    )
+    q.add_argument("--out", required=True, metavar="DIR", help="the folder to write (new, empty, or an earlier export)")
+    q.add_argument(
+        "--experiment-id",
+        default=None,
+        metavar="ID",
+        help="the experiment id of the CSV rows (several agents: ID-<agent> each; default: podium-<agent>)",
+    )
+    q.add_argument(
+        "--pad-missing", action="store_true", help="count missing runs as failures instead of keeping complete seeds"
+    )
+    q.add_argument(
+        "--split",
+        action="append",
+        metavar="NAME",
+        help="compute the row on this split (repeatable; a name or a .txt file of ids; default: low, medium, high, "
+        "all, and dev or practice when the runs cover them)",
+    )
+    q.add_argument("--runs-dir", default="runs", help="where a GROUP given by name lies")
+    q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}; needed only for runs graded at a later version")
+    q.set_defaults(fn=cmd_export_mlebench)
+
+    p = sub.add_parser(
+        "bundle", help="a verification bundle of run groups: create one, or verify one (docs/publishing.md)"
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = actions.add_parser(
+        "create",
+        help="write run groups, their pages and a manifest into one tar.gz",
+        description="Stream every run of the GROUPs (record, submission and snapshots, code, logs, the model "
+        "calls' transcript, the validation log, audit.json), the environments' locks, the static HTML report "
+        "with a page per run, and a manifest of sha256s into FILE. Never the private answers or other prepared "
+        "data, never a key.",
+    )
+    q.add_argument(
+        "groups", nargs="+", metavar="GROUP", help="a run group folder (RUNS/<group>), or a group name in --runs-dir"
+    )
+    q.add_argument("-o", "--output", required=True, metavar="FILE", help="the bundle to write (.tar.gz)")
+    q.add_argument("--runs-dir", default="runs", help="where a GROUP given by name lies")
+    q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}; its checksums go into the manifest")
+    q.add_argument(
+        "--max-file-size",
+        type=values.size("file size cap"),
+        default="1G",
+        help="leave out run files larger than this (listed in the manifest)",
+    )
+    q.add_argument(
+        "--agent-dir",
+        default=None,
+        metavar="DIR",
+        help="the agent folder of runs whose record does not name theirs (runs of an older podium)",
+    )
+    q.set_defaults(fn=cmd_bundle_create)
+    q = actions.add_parser(
+        "verify",
+        help="check a bundle: hashes, grades again, audit checks again; one line per difference",
+        description="Check every file of FILE against its manifest, grade every submission again against your "
+        "own prepared data at the version its record names, compare scores, flags and medals with the records, "
+        "and run the deterministic audit checks again. Prints one line per difference; exit 1 on any. "
+        "(`podium verify` checks prepared data.)",
+    )
+    q.add_argument("bundle", metavar="FILE", help="a bundle written by podium bundle create")
+    q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}: the answers the submissions are graded against")
+    q.add_argument(
+        "--max-size", type=values.size("unpacked size cap"), default="64G", help="refuse a bundle that unpacks to more"
+    )
+    q.add_argument(
+        "--work-dir", default=None, metavar="DIR", help="where to unpack it (default: the system's temporary folder)"
+    )
+    q.set_defaults(fn=cmd_bundle_verify)
+
+
+def _need(module: str, extra: str, what: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise UsageError(f"{what} needs {module}, which is not installed: pip install 'podium[{extra}]'") from None
+
+
+def _folder(text: str | None) -> Path | None:
+    return Path(text).expanduser() if text else None
+
+
+def cmd_export_mlebench(args: argparse.Namespace) -> int:
+    from podium.publish import export_mlebench
+    from podium.publish.runs import group_paths
+
+    groups = group_paths(args.groups, Path(args.runs_dir))
+    document = export_mlebench(
+        groups,
+        Path(args.out),
+        experiment_id=args.experiment_id,
+        pad_missing=args.pad_missing,
+        splits=args.split,
+        data_dir=_folder(args.data_dir),
+    )
+    for agent, data in document["agents"].items():
+        cells = []
+        for key, numbers in data["published"].items():
+            if "error" not in numbers:
+                metric = numbers["metrics"]["any_medal_percentage"]
+                cells.append(
+                    f"{key} {metric['mean']:.2f} ± {metric['standard_error']:.2f} ({numbers['num_seeds_averaged']} seeds)"
+                )
+        print(
+            f"{agent}: experiment {data['experiment_id']}, {len(data['run_groups'])} run-group folder(s); any medal: {'; '.join(cells) or 'no split covered'}"
+        )
+        if not data["integrity"]["backed"]:
+            print(
+                f"{agent}: the audit does not back the disclosure for every run; SUBMISSION.md says which",
+                file=sys.stderr,
+            )
+    print(f"wrote {args.out}: LEADERBOARD.md holds the row and the next steps, SUBMISSION.md the disclosure")
+    return 0
+
+
+def cmd_bundle_create(args: argparse.Namespace) -> int:
+    from podium.publish.bundle import create_bundle
+    from podium.publish.runs import group_paths
+
+    for module, extra in (("jinja2", "report"), ("matplotlib", "report"), ("starlette", "serve")):
+        _need(module, extra, "podium bundle create")
+    groups = group_paths(args.groups, Path(args.runs_dir))
+    summary = create_bundle(
+        groups,
+        Path(args.output),
+        data_dir=_folder(args.data_dir),
+        max_file_size=args.max_file_size,
+        agent_dir=_folder(args.agent_dir),
+    )
+    missing = summary["without_agent_folder"]
+    if missing:
+        print(
+            f"note: {len(missing)} run(s) without their agent's folder (e.g. {missing[0]}): the audit could not find "
+            "the folder that ran (the manifest says why; give it with --agent-dir)",
+            file=sys.stderr,
+        )
+    print(
+        f"wrote {summary['path']}: {summary['runs']} runs, {summary['files']} files, {summary['bytes']} bytes; "
+        f"manifest sha256 {summary['manifest_sha256']}"
+    )
+    return 0
+
+
+def cmd_bundle_verify(args: argparse.Namespace) -> int:
+    from podium.publish.tarstream import ArchiveError
+    from podium.publish.verify import verify_bundle
+
+    try:
+        differences, summary = verify_bundle(
+            Path(args.bundle),
+            data_dir=_folder(args.data_dir),
+            max_size=args.max_size,
+            work_dir=Path(args.work_dir) if args.work_dir else None,
+        )
+    except ArchiveError as exc:
+        print(f"podium: bundle {args.bundle} cannot be read on: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for line in differences:
+        print(line)
+    if summary.get("integrity_not_rerun"):
+        print(
+            f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s): the bundle does "
+            "not carry their agent's folder (its manifest says why)",
+            file=sys.stderr,
+        )
+    digest = summary.get("manifest_sha256")
+    named = f"; manifest sha256 {digest}" if digest else ""
+    if differences:
+        print(
+            f"{len(differences)} difference(s) in {summary['runs']} runs, {summary['files']} files{named}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    print(f"verified: {summary['runs']} runs, {summary['files']} files, no difference{named}")
+    return 0

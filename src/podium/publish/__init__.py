@@ -1,0 +1,18 @@
+"""Publishing: what leaves the machine, and what lets someone else check it.
+
+- :mod:`~podium.publish.runs`: the runs of the run groups published, each with its version-1 grade;
+- :mod:`~podium.publish.export`: ``podium export mlebench``, the files of a leaderboard pull request
+  (:mod:`~podium.publish.texts`: the row, the hardware line, the disclosure);
+- :mod:`~podium.publish.bundle`: ``podium bundle create``, a streamed tar.gz of the runs with their static
+  pages and a manifest; :mod:`~podium.publish.verify`: ``podium bundle verify``, which reads it with its
+  own tar reader (:mod:`~podium.publish.tarstream`), re-grades and re-audits it on the verifier's data.
+
+See docs/publishing.md.
+"""
+
+from __future__ import annotations
+
+from podium.publish.export import export_mlebench
+from podium.publish.runs import PublishedRun, collect_runs
+
+__all__ = ["PublishedRun", "collect_runs", "export_mlebench"]

@@ -1,0 +1,419 @@
+"""``podium bundle create``: one tar.gz that lets anyone check a result, streamed run by run.
+
+The archive holds, under ``podium-bundle/``::
+
+    runs/<group>/<competition>/<seed>/...   every file of each run folder: record.json, submission/
+                                             (and the best-so-far snapshots under logs/snapshots/), code/,
+                                             logs/, llm_calls.jsonl, llm_transcript.jsonl (the proxy's
+                                             transcript, where the run has one), validation_calls.jsonl,
+                                             audit.json, resources.jsonl
+    agents/<agent hash>/...                  each agent folder that ran, as its hash reads it (the audit
+                                             finds it and checks it against the record's agent_hash)
+    environments/<digest>.json               the lock of each environment the runs' code ran with
+    index.html                               `podium report`'s HTML over the groups, each run linked to
+    pages/<group>/<competition>/<seed>.html  its own page (transcript, code, journal, logs, files)
+    README.md                                how to open and verify it
+    manifest.json                            last: the sha256 and size of every other member, each run's
+                                             agent folder hash and environment, the sha256 of each
+                                             competition's prepared-data checksums, what was left out
+
+Never in it: the private answers or any other prepared file (a run file whose sha256 is one of the
+prepared files' is left out, and listed), a file that holds a key or token (the bundle is refused,
+naming the file: nothing is written), a file over ``--max-file-size`` (left out, listed), links and
+special files (left out, listed). Each file is read twice (once to hash it and look for secrets, once
+into the archive, where its hash must come out the same), in chunks: nothing is held whole.
+
+The archive is written to a temporary name beside ``FILE`` and renamed when complete. Members carry
+no owner and no time, so the same runs give the same archive, and the manifest's sha256 (printed)
+names the bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from podium.errors import UsageError
+from podium.paths import CompetitionPaths, default_data_dir
+from podium.publish.pages import TRANSCRIPT, run_page
+from podium.publish.runs import progress, read_record
+from podium.publish.tarstream import add_bytes, add_stream, open_writer
+
+__all__ = ["DEFAULT_MAX_FILE", "MANIFEST", "ROOT", "SCHEMA", "checksums_digest", "create_bundle"]
+
+#: The folder every member lies in.
+ROOT = "podium-bundle"
+#: The manifest's name in it.
+MANIFEST = "manifest.json"
+SCHEMA = "podium-bundle/1"
+#: Files of a run larger than this are left out (the submission never is).
+DEFAULT_MAX_FILE = 1 << 30
+_CHUNK = 1 << 20
+_OVERLAP = 512
+_MAX_DEPTH = 64
+_SUBMISSION = "submission/submission.csv"
+_README = """# A podium verification bundle
+
+- Open `index.html` in a browser (no server needed): the report of the run groups, each run linked to
+  its page (its grade, audit, the transcript of its model calls, its journal, code and logs).
+- Check it: `podium bundle verify THIS.tar.gz --data-dir DIR`, where DIR holds the competitions
+  prepared by podium (`podium prepare -c ID --data-dir DIR`). It checks every file against
+  `manifest.json`, grades every submission again against DIR's answers at the version each run was
+  graded by, re-runs the deterministic audit checks, and prints one line per difference.
+"""
+
+
+def checksums_digest(checksums: Mapping[str, Any]) -> str:
+    """The sha256 naming a competition's prepared data: of its checksums, as canonical JSON."""
+    return hashlib.sha256(json.dumps(checksums, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class _Prepared:
+    """What the competitions' prepared data is (for the manifest) and which run files are copies of it."""
+
+    def __init__(self, competition_ids: Sequence[str], data_dir: Path) -> None:
+        self.summary: dict[str, Any] = {}
+        self.by_hash: dict[str, str] = {}
+        for cid in competition_ids:
+            paths = CompetitionPaths(data_dir, cid)
+            marker = paths.record()
+            if marker is None or not isinstance(marker.get("checksums"), dict):
+                raise UsageError(
+                    f"{cid} is not prepared in {data_dir}: a bundle names the prepared data its runs were graded "
+                    f"against; pass --data-dir DIR where it is prepared (podium prepare -c {cid} --data-dir DIR)"
+                )
+            checksums = marker["checksums"]
+            self.summary[cid] = {
+                "data_of_version": marker.get("version"),
+                "checksums_sha256": checksums_digest(checksums),
+                "entries": len(checksums),
+            }
+            for name, value in checksums.items():
+                if isinstance(value, str) and not value.startswith("manifest:"):
+                    self.by_hash.setdefault(value, f"{cid}/prepared/{name}")
+
+
+def _walk(
+    root: Path, leave: Callable[[os.DirEntry[str]], bool] | None = None
+) -> Iterator[tuple[str, Path | None, str | None]]:
+    """(relative path, path or None, why it is left out or None) of everything under ``root``: a folder's files
+    by name, then its folders; ``leave`` names entries passed over without a word."""
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        with os.scandir(folder) as listing:
+            entries = sorted((e for e in listing if leave is None or not leave(e)), key=lambda e: e.name)
+        below = []
+        for entry in entries:
+            relative = Path(entry.path).relative_to(root).as_posix()
+            if entry.is_symlink():
+                yield relative, None, "a symbolic link (never followed)"
+            elif entry.is_dir(follow_symlinks=False):
+                if depth < _MAX_DEPTH:
+                    below.append((Path(entry.path), depth + 1))
+                else:
+                    yield relative, None, f"a folder deeper than {_MAX_DEPTH} levels"
+            elif entry.is_file(follow_symlinks=False):
+                yield relative, Path(entry.path), None
+            else:
+                yield relative, None, "not a regular file (a device, FIFO or socket)"
+        stack.extend(reversed(below))
+
+
+def _read(handle: IO[bytes], size: int) -> Iterator[bytes]:
+    left = size
+    while left > 0:
+        chunk = handle.read(min(left, _CHUNK))
+        if not chunk:
+            return
+        left -= len(chunk)
+        yield chunk
+
+
+def _scan(handle: IO[bytes], size: int, secret_in: Callable[[str], str | None]) -> tuple[str, str | None]:
+    """(sha256 of the first ``size`` bytes, the first secret in them or None), read in overlapping chunks."""
+    digest = hashlib.sha256()
+    tail = b""
+    for chunk in _read(handle, size):
+        digest.update(chunk)
+        found = secret_in((tail + chunk).decode("latin-1"))
+        if found is not None:
+            return digest.hexdigest(), found
+        tail = chunk[-_OVERLAP:]
+    return digest.hexdigest(), None
+
+
+class _Writer:
+    """The archive being written: every member's hash and size, for the manifest."""
+
+    def __init__(self, tar: Any) -> None:
+        self.tar = tar
+        self.files: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, handle: IO[bytes], size: int) -> str:
+        digest = add_stream(self.tar, f"{ROOT}/{name}", handle, size)
+        self.files[name] = {"sha256": digest, "size": size}
+        return digest
+
+    def add_data(self, name: str, data: bytes) -> None:
+        self.files[name] = {"sha256": add_bytes(self.tar, f"{ROOT}/{name}", data), "size": len(data)}
+
+
+def _add_file(
+    writer: _Writer, name: str, path: Path, relative: str, prepared: _Prepared, max_file: int, secret_in: Any
+) -> str | None:
+    """Add one run file; returns why it was left out, or None."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size > max_file and relative != _SUBMISSION:
+            return f"{info.st_size} bytes, over --max-file-size ({max_file})"
+        digest, secret = _scan(handle, info.st_size, secret_in)
+        if secret is not None:
+            raise UsageError(
+                f"{path}: holds {secret}; a bundle never carries a key: remove it from the file (and revoke the key), "
+                "then bundle again"
+            )
+        copy = prepared.by_hash.get(digest)
+        if copy is not None and ("/prepared/private/" in copy or relative != _SUBMISSION):
+            return f"a copy of the prepared data ({copy})"
+        handle.seek(0)
+        if writer.add(name, handle, info.st_size) != digest:
+            raise UsageError(f"{path}: changed while it was bundled; bundle again once the run folder is at rest")
+    return None
+
+
+def _environment_lock(record: Mapping[str, Any]) -> tuple[str | None, bytes | None]:
+    """(the environment's digest, its ``podium-env.json``) of the environment a run's code ran with, if any."""
+    environment = record.get("environment")
+    digest = environment.get("digest") if isinstance(environment, dict) else None
+    if not digest:
+        return None, None
+    from podium.environments import list_environments
+
+    for built in list_environments():
+        if built.digest == digest:
+            lock = built.path / "podium-env.json"
+            return str(digest), lock.read_bytes() if lock.is_file() else None
+    return str(digest), None
+
+
+def _report_html(groups: Sequence[str], pages: Mapping[str, str], spool: _TextSpool) -> None:
+    """``podium report``'s HTML over the groups into ``spool``, each run linked to its page."""
+    from podium.report import AggregationError, build_report, load_inputs
+    from podium.report.html import html_pieces
+
+    inputs = load_inputs(list(groups))
+    try:  # a bundle records what ran, whatever compute each group had: the report states each label's
+        report = build_report(inputs, mixed_hardware=True)
+    except AggregationError:  # the groups cover no split whole: the competitions they ran, missing runs padded
+        with tempfile.TemporaryDirectory() as folder:
+            ran = Path(folder) / "ran.txt"
+            ran.write_text("\n".join(sorted({r["competition_id"] for i in inputs for r in i.runs})) + "\n")
+            report = build_report(inputs, split=str(ran), pad_missing=True, mixed_hardware=True)
+    for piece in html_pieces(report, run_link=lambda run_dir: pages.get(str(run_dir), "")):
+        spool.write(piece)
+
+
+def create_bundle(
+    groups: Sequence[str],
+    output: Path,
+    *,
+    data_dir: Path | None = None,
+    max_file_size: int = DEFAULT_MAX_FILE,
+    agent_dir: Path | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Write the bundle of the run group folders ``groups`` to ``output`` (see the module docstring); returns
+    its summary: path, runs, files, bytes, the manifest's sha256 and the runs whose agent folder is not in it.
+    ``agent_dir`` is the agent folder of runs whose record does not name theirs."""
+    from podium import __version__
+    from podium.report import load_inputs
+    from podium.serve.redact import Redactor
+
+    say = say or progress
+    rows = [run for item in load_inputs(list(groups)) for run in item.runs]
+    if not rows:
+        raise UsageError(f"{', '.join(groups)}: no finished run to bundle")
+    places = [f"runs/{r['run_group']}/{r['competition_id']}/{r['seed']}" for r in rows]
+    if len(set(places)) < len(places):
+        raise UsageError("two of the groups share a name; bundle groups of different names")
+    prepared = _Prepared(sorted({r["competition_id"] for r in rows}), data_dir or default_data_dir())
+    secret_in = Redactor.from_environment().secret_in
+    pages = {
+        str(r["run_dir"]): f"pages/{place.removeprefix('runs/')}.html" for r, place in zip(rows, places, strict=True)
+    }
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f".{output.name}.partial-{uuid.uuid4().hex[:8]}")
+    manifest: dict[str, Any] = {
+        "schema": SCHEMA,
+        "podium_version": __version__,
+        "groups": sorted({r["run_group"] for r in rows}),
+    }
+    try:
+        with open(partial, "wb") as raw, open_writer(raw) as tar:
+            writer = _Writer(tar)
+            runs: list[dict[str, Any]] = []
+            environments: dict[str, bool] = {}
+            agents: dict[str, Any] = {}
+            for index, (row, place) in enumerate(zip(rows, places, strict=True), start=1):
+                entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages, agents, agent_dir)
+                runs.append(entry)
+                if entry["environment"] and entry["environment"] not in environments:
+                    environments[entry["environment"]] = lock is not None
+                    if lock is not None:
+                        writer.add_data(f"environments/{entry['environment']}.json", lock)
+                size = sum(writer.files[f"{place}/{f}"]["size"] for f in entry["files"])
+                say(f"[{index}/{len(rows)}] {place.removeprefix('runs/')}: {len(entry['files'])} files, {size} bytes")
+            with tempfile.SpooledTemporaryFile(max_size=32 << 20, mode="w+b") as spool:
+                text = _TextSpool(spool)
+                _report_html(groups, pages, text)
+                spool.seek(0, os.SEEK_END)
+                length = spool.tell()
+                spool.seek(0)
+                writer.add("index.html", spool, length)
+            writer.add_data("README.md", _README.encode())
+            manifest |= {
+                "runs": runs,
+                "environments": environments,
+                "agents": agents,
+                "data": prepared.summary,
+                "files": writer.files,
+            }
+            data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+            add_bytes(tar, f"{ROOT}/{MANIFEST}", data)
+        os.replace(partial, output)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return {
+        "path": str(output),
+        "runs": len(runs),
+        "files": len(writer.files) + 1,
+        "bytes": output.stat().st_size,
+        "manifest_sha256": hashlib.sha256(data).hexdigest(),
+        "without_agent_folder": [r["path"] for r in runs if r["agent_bundled"] is None],
+    }
+
+
+class _TextSpool:
+    """Text written into a binary spool as UTF-8 (the report's pieces, in order)."""
+
+    def __init__(self, spool: IO[bytes]) -> None:
+        self.spool = spool
+
+    def write(self, text: str) -> int:
+        return self.spool.write(text.encode("utf-8"))
+
+
+def _add_tree(
+    writer: _Writer,
+    root: Path,
+    place: str,
+    prepared: _Prepared,
+    max_file: int,
+    secret_in: Any,
+    leave: Callable[[os.DirEntry[str]], bool] | None = None,
+) -> tuple[list[str], list[dict[str, str]]]:
+    """Add every file under ``root`` as ``place/...``; returns the files added and those left out (with why)."""
+    files, left_out = [], []
+    for relative, path, why in _walk(root, leave):
+        if path is not None:
+            why = _add_file(writer, f"{place}/{relative}", path, relative, prepared, max_file, secret_in)
+        if why is None:
+            files.append(relative)
+        else:
+            left_out.append({"path": relative, "reason": why})
+    return files, left_out
+
+
+def _add_agent(
+    writer: _Writer,
+    run_dir: Path,
+    prepared: _Prepared,
+    max_file: int,
+    secret_in: Any,
+    agents: dict[str, Any],
+    agent_dir: Path | None,
+) -> tuple[str | None, str]:
+    """Add the agent folder that ran (once per hash): the folder the audit finds and checks against the record's
+    ``agent_hash``, with the files that hash leaves out (hidden ones, ``__pycache__``) left out here too, so the
+    verifier can hash it again. Returns (its place in the bundle or None, how it was found or why not)."""
+    from podium.audit import AuditContext
+
+    context = AuditContext(run_dir)
+    found = context.agent_folder
+    if found.path is None and agent_dir is not None:  # a record that does not name its folder (an older podium's)
+        found = AuditContext(run_dir, {"agent_dir": str(agent_dir)}).agent_folder
+    digest = context.record.agent_hash if context.record else None
+    if found.path is None or not digest:
+        return None, found.how
+    place = f"agents/{digest}"
+    if digest not in agents:
+        runs_root = run_dir.parents[2].resolve() if len(run_dir.parents) > 2 else None
+
+        def leave(entry: os.DirEntry[str]) -> bool:
+            folder = entry.is_dir(follow_symlinks=False)
+            return (
+                entry.name.startswith(".")
+                or (folder and (entry.name == "__pycache__" or Path(entry.path).resolve() == runs_root))
+                or (not folder and entry.name.endswith(".pyc"))
+            )
+
+        files, left_out = _add_tree(writer, found.path, place, prepared, max_file, secret_in, leave)
+        agents[digest] = {"path": place, "files": len(files), "left_out": left_out}
+    return place, found.how
+
+
+def _add_run(
+    writer: _Writer,
+    row: Mapping[str, Any],
+    place: str,
+    prepared: _Prepared,
+    max_file: int,
+    secret_in: Any,
+    pages: Mapping[str, str],
+    agents: dict[str, Any],
+    agent_dir: Path | None,
+) -> tuple[dict[str, Any], bytes | None]:
+    """Add one run's files, its agent's folder (once) and its page; returns its manifest entry and its
+    environment's lock."""
+    run_dir = Path(row["run_dir"])
+    record = read_record(run_dir / "record.json") or {}
+    files, left_out = _add_tree(writer, run_dir, place, prepared, max_file, secret_in)
+    agent_place, agent_how = _add_agent(writer, run_dir, prepared, max_file, secret_in, agents, agent_dir)
+    listed = [{"path": f, **writer.files[f"{place}/{f}"]} for f in files]
+    depth = place.count("/")
+    page = run_page(
+        run_dir, record, listed, left_out, files_base="../" * depth + place, index="../" * depth + "index.html"
+    )
+    writer.add_data(pages[str(run_dir)], page.encode("utf-8"))
+    digest, lock = _environment_lock(record)
+    entry = {
+        "path": place,
+        "group": row["run_group"],
+        "competition_id": row["competition_id"],
+        "competition_version": row["competition_version"],
+        "seed": row["seed"],
+        "agent": row["agent"],
+        "agent_hash": record.get("agent_hash"),
+        "agent_folder": record.get("agent_folder"),
+        "agent_bundled": agent_place,
+        "agent_found": agent_how,
+        "environment": digest,
+        "transcript": TRANSCRIPT in files,
+        "audit": "audit.json" in files,
+        "page": pages[str(run_dir)],
+        "files": files,
+        "left_out": left_out,
+    }
+    return entry, lock
