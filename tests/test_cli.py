@@ -147,6 +147,8 @@ def test_version_and_every_help_names_its_defaults() -> None:
     text = " ".join(run_help.stdout.split())
     for default in ("(default: 24h)", "(default: 1)", "(default: runs)", "(default: baseline)", "(default: default)"):
         assert default in text, default
+    for agent in ("aide", "baseline", "claude-code", "codex", "dummy", "mlab", "openhands", "search"):
+        assert f" {agent}," in text or f" {agent})" in text or f"({agent}," in text, f"--agent's help lacks {agent}"
     for command in ("list", "show", "grade-sample", "validate", "grade", "prepare", "verify", "example"):
         shown = podium(command, "--help")
         assert shown.returncode == 0 and "usage: podium " + command in shown.stdout, command

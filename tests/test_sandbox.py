@@ -561,7 +561,7 @@ def test_isolation_contains_a_fork_bomb(isolated: Sandbox, job: Job) -> None:
 
 
 LIMITS_PROBE = """
-import json, os, subprocess, time
+import json, multiprocessing, os, subprocess, time
 import joblib
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -576,6 +576,8 @@ print(json.dumps({
     "nproc": int(subprocess.run(["nproc"], capture_output=True, text=True).stdout),
     "affinity": len(os.sched_getaffinity(0)),
     "joblib": joblib.cpu_count(),
+    "cpu_count": os.cpu_count(),
+    "multiprocessing": multiprocessing.cpu_count(),
     "workers": len(set(pids)),
     "mem_total_kib": int(meminfo["MemTotal"].split()[0]),
     "mem_available_kib": int(meminfo["MemAvailable"].split()[0]),
@@ -588,8 +590,8 @@ print(json.dumps({
 def test_the_agent_sees_its_own_cpus_memory_and_threads(any_sandbox: Sandbox, job: Job) -> None:
     """Issue 30 §4: capped at 1 CPU (2 where the machine has more than 2) and 2 GiB, the agent saw the host's CPUs and
     memory, so scikit-learn's n_jobs=-1 started a worker per host CPU, throttled onto its share. Now nproc, its
-    affinity and joblib agree on the cap, n_jobs=-1 starts that many workers, /proc/meminfo says 2 GiB (bwrap and
-    docker; local keeps the host's), the BLAS thread variables follow the cap unless the run's env sets them."""
+    affinity and joblib agree on the cap, n_jobs=-1 starts that many workers, os.cpu_count() and /proc/meminfo say
+    the cap (bwrap and docker; local keeps the host's), the BLAS thread variables follow the cap unless the run's env sets them."""
     cap = 1 if len(os.sched_getaffinity(0)) <= 2 else 2
     result = job.run(
         any_sandbox,
@@ -601,7 +603,8 @@ def test_the_agent_sees_its_own_cpus_memory_and_threads(any_sandbox: Sandbox, jo
     seen = json.loads(job.stdout.splitlines()[-1])
     assert seen["nproc"] == seen["affinity"] == seen["joblib"] == seen["workers"] == cap, seen
     assert seen["threads"] == {"OMP_NUM_THREADS": str(cap), "MKL_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": str(cap)}
-    if any_sandbox.isolated:
+    if any_sandbox.isolated:  # glibc's count of online CPUs, which ignores the affinity, too
+        assert seen["cpu_count"] == seen["multiprocessing"] == cap, seen
         assert seen["mem_total_kib"] == 2 << 20 and 0 < seen["mem_available_kib"] <= 2 << 20, seen
         assert seen["swap_kib"] == 0
 

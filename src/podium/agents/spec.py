@@ -42,9 +42,14 @@ from podium.agents.llm import LLM_KEYS, LLMConfig, parse_llm_config
 from podium.errors import PodiumError, UsageError
 from podium.units import parse_size
 
-__all__ = ["BUILTIN", "KEYS", "AgentSpec", "folder_digest", "load_agent_folder"]
+__all__ = ["BUILTIN", "KEYS", "AgentSpec", "builtin_names", "folder_digest", "load_agent_folder"]
 
 BUILTIN = Path(str(resources.files("podium") / "agents" / "builtin"))
+
+
+def builtin_names() -> list[str]:
+    """The built-in agents' names as `--agent` takes them (a folder's Python name with ``-``), sorted."""
+    return sorted(p.name.replace("_", "-") for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ def load_agent_folder(name_or_path: str) -> AgentSpec:
         if not (builtin / "agent.yaml").is_file():  # a built-in's folder is its name as a Python name
             builtin = BUILTIN / name_or_path.replace("-", "_")
         if not (builtin / "agent.yaml").is_file():
-            names = sorted(p.name.replace("_", "-") for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
+            names = builtin_names()
             close = difflib.get_close_matches(name_or_path, names, n=2)
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             raise UsageError(

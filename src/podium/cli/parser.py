@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from podium import __version__
+from podium.agents.spec import builtin_names
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
@@ -128,8 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agent",
         action="append",
-        help="a built-in agent (dummy, baseline, search, aide, mlab, openhands) or a folder with agent.yaml; repeat "
-        "it to run "
+        help=f"a built-in agent ({', '.join(builtin_names())}) or a folder with agent.yaml; repeat it to run "
         "several agents, each in its own run group GROUP-NAME, compared at the end (default: baseline)",
     )
     which = p.add_mutually_exclusive_group()

@@ -48,7 +48,7 @@ from podium.sandbox._cgroup import RunCgroup, new_run_id
 from podium.sandbox._disk import DiskWatch
 from podium.sandbox._gpu import DRIVER_ROOT, GpuMonitor, device_files, driver_folder, list_gpus
 from podium.sandbox._ids import probe_ids
-from podium.sandbox._limits import cpu_share, thread_env
+from podium.sandbox._limits import CPU_ONLINE, cpu_share, thread_env, write_cpu_online
 from podium.sandbox._network import observe_network
 from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
 from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
@@ -149,6 +149,7 @@ class BwrapSandbox:
                 options = self.options(
                     staged=stage,
                     env=thread_env(cpus, env),
+                    cpu_online=write_cpu_online(stage.etc_dir, cpus),
                     workdir=workdir,
                     devices=devices,
                     seccomp_fd=seccomp_fd,
@@ -200,12 +201,14 @@ class BwrapSandbox:
         covers: Sequence[Cover] = (),
         gpus: Sequence[int] = (),
         gate: StartGate | None = None,
+        cpu_online: Path | None = None,
     ) -> list[str]:
         """bwrap's options (what comes before ``-- COMMAND``) for a run whose mounts were staged as ``staged``.
 
         ``devices`` are host device files (a run's GPUs, host indices ``gpus``) bound into the sandbox's ``/dev``;
         ``covers`` are the dotfiles and credential files in the host Python's folders, covered; ``gate`` holds the
-        command until the run's network was observed.
+        command until the run's network was observed; ``cpu_online`` is shown at ``/sys/devices/system/cpu/online``
+        (the run's pinned CPUs), in an otherwise empty read-only ``/sys``.
         """
         args = [*namespace_options(staged.uid, staged.gid), "--clearenv"]
         if gate is not None:
@@ -224,6 +227,8 @@ class BwrapSandbox:
         args += ["--proc", "/proc", *proc_covers(), *gpu_driver_covers(gpus)]
         if staged.meminfo is not None:  # the run's memory cap as its MemTotal
             args += ["--ro-bind", str(staged.meminfo), "/proc/meminfo"]
+        if cpu_online is not None:  # its CPUs as the online ones (os.cpu_count()); nothing else of the host's /sys
+            args += ["--tmpfs", "/sys", "--ro-bind", str(cpu_online), CPU_ONLINE, "--remount-ro", "/sys"]
         args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
         for source, target in staged.prefixes:

@@ -61,7 +61,7 @@ from podium.sandbox._docker_watch import (
     sweep_abandoned_groups,
 )
 from podium.sandbox._gpu import GpuMonitor
-from podium.sandbox._limits import cpu_share, thread_env
+from podium.sandbox._limits import cpu_share, thread_env, write_cpu_online
 from podium.sandbox._loopback import LoopbackRelay
 from podium.sandbox._network import observe_network
 from podium.sandbox._process import sample_of
@@ -182,6 +182,7 @@ class DockerSandbox:
                     covers=python.covers if python else (),
                     cpuset=cpus,
                     meminfo=stage.meminfo,
+                    cpu_online=write_cpu_online(stage.etc_dir, cpus),
                 )
                 container = self._create(config)
                 try:

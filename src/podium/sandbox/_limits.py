@@ -8,7 +8,9 @@ A cgroup caps what a run may use, but a program sizes itself from what it sees: 
 * **CPUs**: a run with a CPU cap is pinned (its CPU affinity, which its processes inherit) to
   ``ceil(cpus)`` of the CPUs this process may use, the ones the fewest of this process's runs hold now,
   so concurrent runs spread over the machine (:func:`cpu_share`); docker gets them as ``cpuset_cpus``.
-  The cap itself stays the cgroup's CFS quota.
+  The cap itself stays the cgroup's CFS quota. ``/sys/devices/system/cpu/online`` is replaced by a file
+  listing those CPUs (:func:`write_cpu_online`), as LXCFS does, so that ``os.cpu_count()`` and
+  ``multiprocessing.cpu_count()`` (glibc's count of online CPUs, which ignores the affinity) agree too.
 * **Threads**: ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
   ``PYTHON_CPU_COUNT`` (``os.cpu_count()`` from Python 3.13) are set to that number of CPUs, unless the
   run's own environment (the agent's ``agent.yaml``) sets them (:func:`thread_env`).
@@ -28,7 +30,20 @@ from pathlib import Path
 
 from podium.sandbox._types import Limits
 
-__all__ = ["THREAD_VARIABLES", "cpu_share", "host_memory_bytes", "meminfo", "thread_env", "write_meminfo"]
+__all__ = [
+    "CPU_ONLINE",
+    "THREAD_VARIABLES",
+    "cpu_list",
+    "cpu_share",
+    "host_memory_bytes",
+    "meminfo",
+    "thread_env",
+    "write_cpu_online",
+    "write_meminfo",
+]
+
+#: Where glibc (``sysconf(_SC_NPROCESSORS_ONLN)``, Python's ``os.cpu_count()``) counts the online CPUs.
+CPU_ONLINE = "/sys/devices/system/cpu/online"
 
 #: What a run's environment sets to its number of CPUs (unless the run's own environment sets it).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHON_CPU_COUNT")
@@ -66,6 +81,28 @@ def thread_env(cpus: tuple[int, ...] | None, env: Mapping[str, str]) -> dict[str
     if cpus is None:
         return dict(env)
     return {**{name: str(len(cpus)) for name in THREAD_VARIABLES}, **env}
+
+
+def cpu_list(cpus: tuple[int, ...]) -> str:
+    """``cpus`` in the kernel's list format, as ``/sys/devices/system/cpu/online`` writes it: ``0-2,5``."""
+    ranges: list[list[int]] = []
+    for cpu in sorted(set(cpus)):
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def write_cpu_online(folder: Path, cpus: tuple[int, ...] | None) -> Path | None:
+    """The run's ``/sys/devices/system/cpu/online`` (its pinned ``cpus``) written into ``folder`` (mode 0644); None
+    without a CPU cap."""
+    if not cpus:
+        return None
+    path = folder / "cpu-online"
+    path.write_text(cpu_list(cpus) + "\n")
+    path.chmod(0o644)
+    return path
 
 
 def host_memory_bytes(meminfo_text: str | None = None) -> int | None:
