@@ -1,6 +1,14 @@
 import os
+import signal
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A shell without job control starts a background command (`pytest ... &`, `nohup .ci/run &`) with SIGINT
+# ignored, and every process started from it inherits that: the podium processes the Ctrl-C tests interrupt
+# would then never see their SIGINT. An ignored SIGINT is not inherited past exec once it has a handler, so
+# the suite's own process takes Python's usual one back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import shutil
 from pathlib import Path
