@@ -15,7 +15,7 @@ from typing import Any
 
 from podium.cli import values
 from podium.cli.exits import EXIT_FAILED
-from podium.errors import UsageError
+from podium.errors import UsageError, printable
 
 __all__ = ["add_publishing_parsers", "cmd_bundle_create", "cmd_bundle_verify", "cmd_export_mlebench"]
 
@@ -193,7 +193,7 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
             work_dir=Path(args.work_dir) if args.work_dir else None,
         )
     except ArchiveError as exc:
-        print(f"podium: bundle {args.bundle} cannot be read on: {exc}", file=sys.stderr)
+        print(f"podium: bundle {printable(args.bundle)} not verified: reading it stopped: {exc}", file=sys.stderr)
         return EXIT_FAILED
     for line in differences:
         print(line)

@@ -61,7 +61,7 @@ _REFUSED = {
 
 
 class ArchiveError(UsageError):
-    """The archive cannot be read on: corrupt, truncated, or over a cap (the message says which)."""
+    """Reading the archive stopped: it is corrupt, truncated, or over a cap (the message says which)."""
 
 
 @dataclass
