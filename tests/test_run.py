@@ -426,9 +426,11 @@ def _alive_with(token: str) -> list[str]:
     return [pid for pid, cmdline in cmdlines.items() if token.encode() in cmdline]
 
 
-def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.CompletedProcess[str], float, int]:
-    """Start `podium run`, send SIGINT to its process group ``signals`` times once a run has started;
-    (what it did, seconds from the first SIGINT to its exit, its pid)."""
+def _interrupt(
+    args: list[str], runs: Path, signals: int, sig: signal.Signals = signal.SIGINT
+) -> tuple[subprocess.CompletedProcess[str], float, int]:
+    """Start `podium run`, send ``sig`` to its process group ``signals`` times once a run has started;
+    (what it did, seconds from the first signal to its exit, its pid)."""
     child = subprocess.Popen(
         [sys.executable, "-m", "podium", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
@@ -440,7 +442,7 @@ def _interrupt(args: list[str], runs: Path, signals: int) -> tuple[subprocess.Co
     sent = time.monotonic()
     for _ in range(signals):
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGINT)
+            os.killpg(child.pid, sig)
         time.sleep(0.05)
     stdout, stderr = child.communicate(timeout=120)
     return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr), time.monotonic() - sent, child.pid
@@ -486,6 +488,39 @@ def test_a_second_ctrl_c_quits_at_once_without_leaving_staging_folders(tmp_path:
     assert not list(runs.glob("*/*/.*.tmp-*")), "staging folders left behind"
     assert not _alive_with(token)
     assert RunStore(runs).rows("default") == []
+
+
+def test_sigterm_stops_the_batch_as_ctrl_c_does(tmp_path: Path, data_dir: Path, sandbox: str) -> None:
+    """SIGTERM (kill, a scheduler's cancel, docker stop) sent to podium alone: killed by it, podium left the docker
+    run's container running past its time limit until a later podium swept it. Now it stops the batch as Ctrl-C
+    does, the report written, nothing left behind (no agent, no container, no staging folder), exit 143."""
+    agent, token = _hanging_agent(tmp_path / "hanger")
+    runs = tmp_path / "runs"
+    args = _run_args(agent, data_dir, runs, "--time-limit", "5m", "--sandbox", sandbox)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "podium", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not _alive_with(token) and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.1)
+    assert _alive_with(token), "the agent never started"
+    child.send_signal(signal.SIGTERM)  # to podium only, as kill PID does
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 143, stderr[-3000:]
+    assert "stopping (SIGTERM): no new runs" in stderr and "Traceback" not in stderr
+    assert stderr.rstrip().endswith("interrupted; rerun the same command to resume")
+    assert "# Run group `default`" in stdout
+    assert not list(runs.glob("*/*/.*.tmp-*")) and _records(runs) == []
+    assert not _alive_with(token), "the agent outlived SIGTERM"
+    if sandbox == "docker":
+        import docker
+
+        from podium.sandbox._docker import HARNESS_LABEL
+
+        labels = [c.labels[HARNESS_LABEL] for c in docker.from_env().containers.list(all=True)
+                  if HARNESS_LABEL in c.labels]  # fmt: skip
+        assert not [label for label in labels if label.endswith(f":{child.pid}")], "its container outlived it"
 
 
 def test_a_rerun_with_other_settings_is_refused_and_redo_all_replaces_the_runs(tmp_path: Path, data_dir: Path) -> None:

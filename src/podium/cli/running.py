@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podium.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED
+from podium.cli.exits import EXIT_FAILED
 from podium.errors import UsageError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             batch = run_batch(config, comps, redo=args.redo)
         status = max(status, _report_batch(config, batch))
         if batch.interrupted:
-            return EXIT_INTERRUPTED
+            return batch.exit_status
     if len(agents) > 1:
         _compare_groups(Path(args.runs_dir), groups, [c.id for c in comps] if args.competitions else args.split)
     return status
@@ -249,7 +249,7 @@ def _report_batch(config: RunConfig, batch: Batch) -> int:
     print(f"report: {md_path} and {json_path}")
     if batch.interrupted:
         print("interrupted; rerun the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return batch.exit_status
     if batch.not_run:
         print(
             f"podium: error: {len(batch.not_run)} run(s) could not run ({', '.join(batch.not_run[:5])}; why is "

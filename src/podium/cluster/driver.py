@@ -210,7 +210,7 @@ def run_cluster_batch(
         stop.event.set()
         _cancel(ray, going, grace=0)
         raise
-    batch.interrupted = stop.event.is_set()
+    batch.interrupted, batch.exit_status = stop.event.is_set(), stop.exit_status
     return batch
 
 

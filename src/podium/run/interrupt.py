@@ -9,6 +9,10 @@ the runs that finished, and the command writes the report.
 
 A second SIGINT quits at once: the sandboxes are killed again, this process's staging folders are
 removed (never while a finished run is being moved into place), and podium exits 130.
+
+SIGTERM (what ``kill``, a batch scheduler's cancel, ``docker stop`` and systemd send) is taken the same
+way, and the command then exits 143 (128 + 15): without it the runs under docker would outlive podium
+until the next podium swept them, and their time limits with them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from podium.run.config import RunConfig
 from podium.store import RunStore
@@ -36,25 +41,34 @@ class Stop:
         self.landing = threading.Lock()  # held while a finished run is moved into place
         self.finished = threading.Event()
         self.signals = 0
+        self.signum = signal.SIGINT  # the first signal taken (the command's exit status is 128 + it)
+
+    @property
+    def exit_status(self) -> int:
+        """The command's exit status once stopped: 130 after Ctrl-C, 143 after SIGTERM."""
+        return 128 + int(self.signum)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Stop]:
-        """Catch SIGINT while the batch runs (only in the main thread, and unless SIGINT is ignored)."""
-        catch = threading.current_thread() is threading.main_thread()
-        previous = signal.getsignal(signal.SIGINT) if catch else None
-        catch = catch and previous is not signal.SIG_IGN
-        if catch:
-            signal.signal(signal.SIGINT, self._on_signal)
+        """Catch SIGINT and SIGTERM while the batch runs (only in the main thread, and each unless it is ignored)."""
+        previous: dict[signal.Signals, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.getsignal(sig)
+                if handler is not signal.SIG_IGN:
+                    previous[sig] = handler
+                    signal.signal(sig, self._on_signal)
         try:
             yield self
         finally:
             self.finished.set()
-            if catch:
-                signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.signals += 1
         if self.signals == 1:
+            self.signum = signal.Signals(signum)
             self.event.set()
             threading.Thread(target=self._stop_runs, name="podium-stop", daemon=True).start()
             return
@@ -64,12 +78,14 @@ class Stop:
         self.kill_running()
         if self.landing.acquire(timeout=10):
             RunStore(self.config.runs_dir).discard_own_staging(self.config.run_group)
-        os._exit(130)
+        os._exit(self.exit_status)
 
     def _stop_runs(self) -> None:
         with contextlib.suppress(OSError):  # stderr may be a closed pipe; the runs are stopped all the same
+            by = "" if self.signum == signal.SIGINT else f" ({signal.Signals(self.signum).name})"
             print(
-                f"\nstopping: no new runs; killing the {self.running()} running run(s) (Ctrl-C again to quit at once)",
+                f"\nstopping{by}: no new runs; killing the {self.running()} running run(s) (Ctrl-C again to quit at "
+                "once)",
                 file=sys.stderr,
                 flush=True,
             )

@@ -151,7 +151,8 @@ class Batch:
     pairs: list[tuple[Competition, int]]  # every (competition, seed) it named
     records: list[RunRecord] = field(default_factory=list)  # the runs it finished
     not_run: list[str] = field(default_factory=list)  # runs that could not run (an error of podium or its data)
-    interrupted: bool = False  # stopped by Ctrl-C
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM
+    exit_status: int = 130  # once interrupted: 128 + the signal (130 Ctrl-C, 143 SIGTERM)
 
 
 def run_all(config: RunConfig, competitions: list[Competition]) -> list[RunRecord]:
@@ -261,5 +262,5 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    batch.interrupted = stop.event.is_set()
+    batch.interrupted, batch.exit_status = stop.event.is_set(), stop.exit_status
     return batch
