@@ -400,6 +400,28 @@ def test_harness_failures_count_in_the_published_numbers_only(
     assert (cell["podium"]["harness_failures"], cell["podium"]["agent_failures"]) == (1, 0)
 
 
+def test_a_group_whose_every_run_was_the_harness_failure_keeps_its_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An unreachable model on each run: podium's view had nothing to rate and showed '-' for the counts too."""
+    split = tmp_path / "one.txt"
+    split.write_text("a\n")
+    nothing = dict.fromkeys(("submission_exists", "valid_submission", "gold_medal", "above_median"), False)
+    group = write_group(tmp_path, "g", "x", {("a", 0): nothing}, status={("a", 0): "harness_error"})
+    cell = report_json(capsys, str(group), "--split", str(split))["labels"]["x (g)"]["splits"]["one"]
+    own = cell["podium"]
+    assert (own["runs"], own["harness_failures"], own["agent_failures"], own["num_seeds"]) == (1, 1, 0, 0)
+    assert own["metrics"] is None
+    assert main(["report", str(group), "--split", str(split)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("x (g)") and "[" in line)
+    assert row.split()[-6:] == ["1", "1", "0", "0", "-", "-"], row
+    assert main(["report", str(group), "--split", str(split), "--format", "md"]) == 0
+    assert "| x (g) | 0 | 1 | 1 | 0 | 0 | - |" in capsys.readouterr().out
+    page = tmp_path / "report.html"
+    assert main(["report", str(group), "--split", str(split), "--format", "html", "--output", str(page)]) == 0
+    assert "1 harness failure(s)" in page.read_text()
+
+
 # --------------------------------------------------------------------------------------------------
 # Errors and statistics
 

@@ -50,6 +50,23 @@ def test_a_built_environment_is_content_addressed_locked_and_relocated(tiny: Pat
     assert out.returncode == 0 and out.stdout.strip() == str(env.path)
 
 
+def test_the_callers_python_path_does_not_reach_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """podium run from a checkout with PYTHONPATH=src: the environment's interpreter saw podium's egg-info through
+    it, and pip's check failed the build ("podium 0.1.0 requires pyyaml, which is not installed")."""
+    visible = tmp_path / "on-the-path"
+    info = visible / "caller_only-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: caller-only\nVersion: 1.0\nRequires-Dist: absent-dep\n"
+    )
+    (info / "RECORD").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(visible))
+    profile = tmp_path / "tiny.txt"
+    profile.write_text(TINY)
+    env = build(load_profile(str(profile)), tmp_path / "envs")
+    assert "caller-only" not in env.lock and "caller_only" not in env.lock
+
+
 def test_a_failed_build_leaves_nothing_that_looks_ready(env_dir: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.txt"
     broken.write_text("podium-no-such-package-anywhere==0.0.1\n")

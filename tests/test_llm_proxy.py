@@ -901,3 +901,6 @@ def test_mlab_with_an_unreachable_base_url_is_not_counted_as_a_good_run(tmp_path
     record = json.loads((tmp_path / "runs" / "default" / "practice-wine" / "0" / "record.json").read_text())
     assert record["status"] == "harness_error" and record["grade"] is None
     assert record["llm"]["calls"] == record["llm"]["failed_calls"] > 0
+    # the group's report says so, beside the published aggregation that counts it as a failure
+    assert "| practice-wine@1 | mlab | 0 | harness failure |" in result.stdout
+    assert "1 run(s) failed because of the harness, not the agent" in result.stdout

@@ -250,12 +250,19 @@ def _sweep(base: Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
+#: Variables of the caller's Python that must not reach the environment's interpreter.
+_CALLERS_PYTHON = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONSAFEPATH")
+
+
 def _pip(python: Path, *args: str, log: Path | None = None, progress: Callable[[str], None] | None = None) -> str:
     """Run podium's pip against the environment's interpreter; its output (logged), or a PodiumError."""
     command = [sys.executable, "-m", "pip", "--python", str(python), *args]
     out: list[str] = []
+    # pip settings (an index mirror, a proxy) pass on; the caller's Python path does not: under --python pip runs in
+    # the environment's interpreter, which would otherwise see (and pip check) the packages on the caller's PYTHONPATH
+    env = {k: v for k, v in os.environ.items() if k not in _CALLERS_PYTHON}
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PIP_NO_INPUT": "1"}
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**env, "PIP_NO_INPUT": "1"}
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:

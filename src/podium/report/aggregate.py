@@ -261,7 +261,8 @@ def t_quantile(probability: float, df: int) -> float:
 
 
 def podium_view(built: Sequence[Sequence[Mapping[str, Any]]], unused_runs: int = 0) -> dict[str, Any] | None:
-    """Rates over the same seeds without the harness's failures, with a t interval; None if no seed has a run left."""
+    """Rates over the same seeds without the harness's failures, with a t interval; the counts with ``metrics`` None
+    when every run was the harness's failure; None when there is no run at all."""
     per_seed = []
     runs = harness = agent = padded = 0
     for seed in built:
@@ -273,8 +274,9 @@ def podium_view(built: Sequence[Sequence[Mapping[str, Any]]], unused_runs: int =
         agent += sum(1 for r in real if not r.get("harness_failure") and not r["valid_submission"])
         if counted:
             per_seed.append(_seed_percentages(counted))
-    if not per_seed:
-        return None
+    counts = {"runs": runs, "harness_failures": harness, "agent_failures": agent, "padded": padded}
+    if not per_seed:  # nothing left to rate; the counts still say why
+        return {"num_seeds": 0, **counts, "unused_runs": unused_runs, "metrics": None} if runs else None
     n = len(per_seed)
     factor = t_quantile(0.975, n - 1) if n > 1 else None
     metrics = {}

@@ -38,7 +38,8 @@ JSON (``--format json``), schema ``podium-report/2``::
                                    "num_seeds_averaged", "num_competitions_per_seed", "metrics"},
               "podium": null | {"num_seeds": 3, "runs": 66, "harness_failures": 1,
                                 "agent_failures": 5, "padded": 0, "unused_runs": 0,
-                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}},
+                                "metrics": {METRIC: {"mean", "standard_error", "t_lower", "t_upper"}}
+                                           | null (every run the harness's failure)},
               "readings": {                      # the three headline readings (podium.report.readings)
                 "published": {"definitions", "not_version_1": ["id@2", ...],
                               "num_seeds_averaged", "num_competitions_per_seed", "metrics"} | {..., "error"},

@@ -133,6 +133,14 @@ def _markdown(
         *([""] if compute else []),
         *_rates_table(summary),
     ]
+    harness = sum(1 for r in rows if r.get("status", "finished") != "finished")
+    if harness:
+        lines += [
+            "",
+            f"{harness} run(s) failed because of the harness, not the agent (`harness failure` below): the published "
+            "aggregation counts them as the agent's failures, as above; `podium report` leaves them out of podium's "
+            "own view; the same `podium run` command runs them again.",
+        ]
     corrected = corrected_rows(rows)
     changed = sorted(
         {f"{r['competition_id']}@{r['competition_version']}" for r in corrected}
@@ -153,7 +161,8 @@ def _markdown(
     lines += ["", "## Per run", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r, c in zip(rows, corrected, strict=True):
         cells = [f"{r['competition_id']}@{r['competition_version']}", r["agent"], str(r["seed"])]
-        cells += [_score(r["score"]), _medal(r)]
+        failed = r.get("status", "finished") != "finished"
+        cells += ["harness failure" if failed else _score(r["score"]), _medal(r)]
         if changed:
             same = c["competition_version"] == r["competition_version"]
             cells += ["" if same else f"{_score(c['score'])} (v{c['competition_version']})", "" if same else _medal(c)]

@@ -70,7 +70,7 @@ def _headline(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     }
                 )
             own = cell["podium"]
-            mine = own["metrics"]["any_medal_percentage"] if own else None
+            mine = own["metrics"]["any_medal_percentage"] if own and own["metrics"] else None
             if mine is None:
                 podium_text = "-"
             elif mine["t_lower"] is None:

@@ -204,9 +204,12 @@ def _headline_text(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if own is None:
             row += ["-"] * 6
         else:
-            mine = own["metrics"]["any_medal_percentage"]
             row += [str(own["runs"]), str(own["harness_failures"]), str(own["agent_failures"]), str(own["padded"])]
-            row += [f"{mine['mean']:.1f}", _interval(mine["t_lower"], mine["t_upper"])]
+            if own["metrics"] is None:  # every run was the harness's failure: nothing to rate
+                row += ["-", "-"]
+            else:
+                mine = own["metrics"]["any_medal_percentage"]
+                row += [f"{mine['mean']:.1f}", _interval(mine["t_lower"], mine["t_upper"])]
         rows.append(row)
     if not rows:
         return []
@@ -301,7 +304,8 @@ def _markdown(report: Mapping[str, Any]) -> str:
             lines += [md_row(head), md_row(["---"] * len(head))]
             for label, view in own.items():
                 counts = [str(view[k]) for k in ("num_seeds", "runs", "harness_failures", "agent_failures", "padded")]
-                values = [_md_metric(view["metrics"][k], "t_lower", "t_upper") for k in RATE_KEYS]
+                metrics = view["metrics"]
+                values = [_md_metric(metrics[k], "t_lower", "t_upper") if metrics else "-" for k in RATE_KEYS]
                 lines.append(md_row([label, *counts, *values]))
     lines += md_sections(report)
     lines += audit_lines(report, markdown=True)
