@@ -98,11 +98,46 @@ def connect(address: str) -> Any:
         ) from None
     if not ray.is_initialized():
         _probe(address)
-        try:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as error:
-            raise UsageError(_no_cluster(repr(address), str(error).splitlines()[0][:200])) from None
+        attempts = CLIENT_SESSION_ATTEMPTS if address.startswith("ray://") else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
+                break
+            except (ConnectionError, RuntimeError, ValueError) as error:
+                text = str(error).strip()
+                if not (address.startswith("ray://") and text.startswith(_SESSION_FAILED)):
+                    raise UsageError(_no_cluster(repr(address), _reason(text))) from None
+                if attempt == attempts:
+                    raise UsageError(
+                        f"the Ray Client server at {address!r} answered but could not start a session for this driver "
+                        f"in {attempts} attempts ({_reason(text)}). Fix: see ray_client_server*.err in the head's "
+                        "session logs (/tmp/ray/session_latest/logs), or pass the head's own address: --cluster "
+                        "ray:HOST:6379"
+                    ) from None
+                # the head starts a server process per client session; under load it may miss Ray's own deadline
+                print(
+                    f"the Ray Client server at {address} could not start a session ({_reason(text)}); trying again "
+                    f"({attempt + 1} of {attempts})",
+                    file=sys.stderr,
+                )
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+                time.sleep(2.0 * attempt)
     return ray
+
+
+#: How often a ``ray://`` driver asks the head's Ray Client server for a session before giving up.
+CLIENT_SESSION_ATTEMPTS = 3
+#: How Ray Client says the head could not start the driver's session (its traceback follows).
+_SESSION_FAILED = "Initialization failure from server"
+
+
+def _reason(text: str) -> str:
+    """Ray's error in one bounded line: its first line, and its last where it has several (a server's traceback
+    ends with the exception that counts)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()] or ["no reason given"]
+    shown = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}: {lines[-1]}"
+    return shown[:300]
 
 
 def _no_cluster(shown: str, why: str) -> str:
