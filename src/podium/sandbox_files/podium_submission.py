@@ -18,9 +18,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Submission"]
+__all__ = ["Start", "Submission", "start"]
 
 VALIDATOR = Path("/home/validate_submission.py")
 
@@ -69,3 +71,39 @@ class Submission:
                 self.place(sample, "sample")
                 return True
         return False
+
+    def check_in_place(self, log: Callable[[str], None]) -> bool:
+        """At the end: whether the file in place passes the validation endpoint, logged with what it said."""
+        valid, said = self.validate(self.target)
+        log(f"the submission in place is {'valid' if valid else 'NOT valid'}: {said[-300:]}")
+        return valid
+
+
+@dataclass
+class Start:
+    """What a wrapper of a model-driven agent knows once it has begun (:func:`start`)."""
+
+    started: float  # time.monotonic() at the start
+    limit: float  # the run's time limit, seconds
+    margin: float  # kept back at the end for the submission check
+    submission: Submission
+    model: str  # "" without one
+
+    def seconds_left(self) -> float:
+        """What remains for the agent itself: the limit less the margin less what has passed."""
+        return self.limit - self.margin - (time.monotonic() - self.started)
+
+
+def start(home: Path, model_variable: str, log: Callable[[str], None], min_margin: float = 20.0) -> Start:
+    """A wrapper's first steps: the clock; a margin of 3% of the run's limit (``min_margin`` to 300 s) kept for the
+    submission check; the sample submission in place; the model (``model_variable``, else the run's first)."""
+    started = time.monotonic()
+    limit = float(os.environ.get("TIME_LIMIT_SECS") or 3600)
+    submission = Submission(home / "submission" / "submission.csv", home / "logs" / "snapshots", started)
+    if submission.start_with_sample(home / "data"):
+        log("the sample submission is in place")
+    models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
+    model = os.environ.get(model_variable) or (models[0] if models else "")
+    if not model:
+        log("no model (podium run --model NAME): the sample submission stays")
+    return Start(started, limit, min(300.0, max(min_margin, 0.03 * limit)), submission, model)

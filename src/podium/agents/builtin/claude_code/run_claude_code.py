@@ -33,7 +33,7 @@ from typing import Any
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_journal.py: shipped by podium
 
 from podium_journal import Journal, run_events, task
-from podium_submission import Submission
+from podium_submission import start
 
 HOME = Path(os.environ.get("PODIUM_HOME", "/home"))
 LOGS = HOME / "logs"
@@ -110,31 +110,23 @@ def command(model: str, turns: int, tools: str) -> list[str]:
 
 
 def main() -> int:
-    started = time.monotonic()
-    limit = float(os.environ.get("TIME_LIMIT_SECS") or 3600)
-    margin = min(300.0, max(20.0, 0.03 * limit))
-    submission = Submission(HOME / "submission" / "submission.csv", LOGS / "snapshots", started)
-    if submission.start_with_sample(HOME / "data"):
-        _log("the sample submission is in place")
-    models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
-    model = os.environ.get("CLAUDE_CODE_MODEL") or (models[0] if models else "")
+    begun = start(HOME, "CLAUDE_CODE_MODEL", _log)
+    model = begun.model
     if not model:
-        _log("no model (podium run --model NAME): the sample submission stays")
         return 0
     turns = int(os.environ.get("CLAUDE_CODE_TURNS") or 500)
     tools = os.environ.get("CLAUDE_CODE_TOOLS") or "Bash,Read,Write,Edit"
     prompt = LOGS / f"{NAME}.task.md"
     prompt.write_text(task(HOME), encoding="utf-8")
-    seconds = limit - margin - (time.monotonic() - started)
+    seconds = begun.seconds_left()
     _log(f"model {model}; at most {turns} turns in {seconds:.0f} s; tools {tools}")
-    events = Events(Journal(LOGS / "journal.jsonl", started))
+    events = Events(Journal(LOGS / "journal.jsonl", begun.started))
     code = run_events(NAME, command(model, turns, tools), _env(model, seconds), LOGS / f"{NAME}.events.jsonl",
                       events, seconds, stdin=prompt)  # fmt: skip
     result = events.result
     _log(f"Claude Code finished (exit {code}; {result.get('subtype', 'no result')}, {result.get('num_turns', '?')} "
          f"turns); {len(events.journal.nodes)} tool call(s)")  # fmt: skip
-    valid, said = submission.validate(submission.target)
-    _log(f"the submission in place is {'valid' if valid else 'NOT valid'}: {said[-300:]}")
+    begun.submission.check_in_place(_log)
     return 0
 
 

@@ -33,7 +33,7 @@ from typing import Any
 sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_journal.py: shipped by podium
 
 from podium_journal import Journal, run_events, task
-from podium_submission import Submission
+from podium_submission import start
 
 HOME = Path(os.environ.get("PODIUM_HOME", "/home"))
 LOGS = HOME / "logs"
@@ -117,16 +117,9 @@ def command(model: str) -> list[str]:
 
 
 def main() -> int:
-    started = time.monotonic()
-    limit = float(os.environ.get("TIME_LIMIT_SECS") or 3600)
-    margin = min(300.0, max(20.0, 0.03 * limit))
-    submission = Submission(HOME / "submission" / "submission.csv", LOGS / "snapshots", started)
-    if submission.start_with_sample(HOME / "data"):
-        _log("the sample submission is in place")
-    models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
-    model = os.environ.get("CODEX_MODEL") or (models[0] if models else "")
+    begun = start(HOME, "CODEX_MODEL", _log)
+    model = begun.model
     if not model:
-        _log("no model (podium run --model NAME): the sample submission stays")
         return 0
     codex_home = LOGS / NAME
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -136,17 +129,16 @@ def main() -> int:
     (codex_home / "config.toml").write_text(config(model, base_url, effort, features), encoding="utf-8")
     prompt = LOGS / f"{NAME}.task.md"
     prompt.write_text(task(HOME), encoding="utf-8")
-    seconds = limit - margin - (time.monotonic() - started)
+    seconds = begun.seconds_left()
     env = {**os.environ, "CODEX_HOME": str(codex_home), "NO_COLOR": "1", "SHELL": "/bin/bash"}  # bash -lc, not sh
     _log(f"model {model}; at most {seconds:.0f} s; features off: {', '.join(features) or 'none'}")
-    events = Events(Journal(LOGS / "journal.jsonl", started))
+    events = Events(Journal(LOGS / "journal.jsonl", begun.started))
     code = run_events(NAME, command(model), env, LOGS / f"{NAME}.events.jsonl", events, seconds, stdin=prompt)
     for error in events.errors[-3:]:
         _log(f"Codex said: {error[:500]}")
     _log(f"Codex finished (exit {code}; tokens {events.usage or 'none reported'}); "
          f"{len(events.journal.nodes)} command(s) and change(s)")  # fmt: skip
-    valid, said = submission.validate(submission.target)
-    _log(f"the submission in place is {'valid' if valid else 'NOT valid'}: {said[-300:]}")
+    begun.submission.check_in_place(_log)
     return 0
 
 

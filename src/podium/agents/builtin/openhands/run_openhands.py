@@ -32,9 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, shipped by podium
+sys.path.append(os.environ.get("PODIUM_HOME", "/home"))  # podium_submission.py, podium_journal.py: shipped by podium
 
-from podium_submission import Submission
+from podium_journal import task
+from podium_submission import start
 
 HOME = Path(os.environ.get("PODIUM_HOME", "/home"))
 LOGS = HOME / "logs"
@@ -133,41 +134,26 @@ def _seed() -> int:
     return int(os.environ.get("SEED") or 0)
 
 
-def _task() -> str:
-    parts = []
-    for path in (HOME / "instructions.md", HOME / "data" / "description.md"):
-        if path.is_file():
-            parts.append(path.read_text(encoding="utf-8", errors="replace"))
-    return "\n\n".join(parts) or "See the files in /home/data."
-
-
 def main() -> int:
     random.seed(_seed())
-    started = time.monotonic()
-    limit = float(os.environ.get("TIME_LIMIT_SECS") or 3600)
-    margin = min(300.0, max(15.0, 0.03 * limit))
+    begun = start(HOME, "OPENHANDS_MODEL", _log, min_margin=15.0)
     steps = int(os.environ.get("OPENHANDS_STEPS") or 500)
-    submission = Submission(HOME / "submission" / "submission.csv", LOGS / "snapshots", started)
-    if submission.start_with_sample(HOME / "data"):
-        _log("the sample submission is in place")
-    models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
-    model = os.environ.get("OPENHANDS_MODEL") or (models[0] if models else "")
+    model, limit, margin = begun.model, begun.limit, begun.margin
     if not model:
-        _log("no model (podium run --model NAME): the sample submission stays")
         return 0
 
     from openhands.sdk import Agent, Conversation, Tool
     from openhands.tools.file_editor import FileEditorTool
     from openhands.tools.terminal import TerminalTool
 
-    journal = Journal(LOGS / "journal.jsonl", started)
+    journal = Journal(LOGS / "journal.jsonl", begun.started)
     tools = [Tool(name=TerminalTool.name, params={"terminal_type": "subprocess"}), Tool(name=FileEditorTool.name)]
     agent = Agent(llm=_llm(model), tools=tools)
     conversation = Conversation(
         agent=agent, workspace=str(HOME), persistence_dir=str(LOGS / "openhands"), max_iteration_per_run=steps,
         callbacks=[journal.on_event], visualizer=None, delete_on_close=False,
     )  # fmt: skip
-    conversation.send_message(_task())
+    conversation.send_message(task(HOME))
     _log(f"model {model}; at most {steps} steps in {limit:.0f} s")
     failure: list[BaseException] = []
 
@@ -179,7 +165,7 @@ def main() -> int:
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
-    worker.join(timeout=max(1.0, limit - margin - (time.monotonic() - started)))
+    worker.join(timeout=max(1.0, begun.seconds_left()))
     if worker.is_alive():
         _log("time is nearly up: pausing the conversation")
         conversation.pause()
@@ -188,8 +174,7 @@ def main() -> int:
         _log(f"OpenHands stopped with {type(failure[0]).__name__}: {str(failure[0])[:1000]}")
     state = getattr(conversation, "state", None)
     _log(f"OpenHands finished ({getattr(state, 'execution_status', 'unknown')}); {len(journal.nodes)} action(s)")
-    valid, said = submission.validate(submission.target)
-    _log(f"the submission in place is {'valid' if valid else 'NOT valid'}: {said[-300:]}")
+    begun.submission.check_in_place(_log)
     return 0
 
 
