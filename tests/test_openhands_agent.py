@@ -266,6 +266,7 @@ def test_the_journal_records_what_the_model_saw_of_an_observation(tmp_path: Path
     mounts = [
         Mount(BUILTIN / "openhands", "/home/agent"),
         Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
+        Mount(sandbox_file("podium_journal.py"), "/home/podium_journal.py"),  # as every run has them
         Mount(tmp_path / "probe", "/home/probe"),
         Mount(tmp_path / "logs", "/home/logs", writable=True),
     ]
