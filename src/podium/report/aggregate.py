@@ -288,12 +288,4 @@ def podium_view(built: Sequence[Sequence[Mapping[str, Any]]], unused_runs: int =
             "t_lower": mean - factor * sem if factor is not None else None,
             "t_upper": mean + factor * sem if factor is not None else None,
         }
-    return {
-        "num_seeds": n,
-        "runs": runs,
-        "harness_failures": harness,
-        "agent_failures": agent,
-        "padded": padded,
-        "unused_runs": unused_runs,
-        "metrics": metrics,
-    }
+    return {"num_seeds": n, **counts, "unused_runs": unused_runs, "metrics": metrics}
