@@ -22,7 +22,6 @@ do); grading turns that into a ``HarnessError``, since the rows it hands a metri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from itertools import islice
 
@@ -38,7 +37,6 @@ __all__ = [
     "UnknownMetricError",
     "UnknownVersionError",
     "UsageError",
-    "printable",
     "quote",
     "shorten",
 ]
@@ -67,26 +65,6 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
         value = value[: 4 * limit]  # repr of the head only: a 100 MB cell is not copied
         return shorten(repr(value)[:-1], limit)
     return shorten(repr(value), limit)
-
-
-#: What a terminal or a Markdown renderer acts on: C0 and C1 controls, DEL, line and paragraph separators, and the
-#: bidirectional overrides that reorder what is shown.
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
-
-
-def printable(text: str) -> str:
-    """``text`` safe to print on one line of a terminal or a Markdown page: every control character (escape
-    sequences, newlines, carriage returns, bidirectional overrides) written out as ``\\n``, ``\\e``, ``\\x07``,
-    ``\\u202e``, so a name can neither move the cursor nor start a line of its own."""
-    if not _CONTROLS.search(text):
-        return text
-
-    def escape(match: re.Match[str]) -> str:
-        char = match.group(0)
-        return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-
-    return _CONTROLS.sub(escape, text)
 
 
 class PodiumError(Exception):

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from podium.errors import UsageError, printable
+from podium.errors import UsageError
+from podium.untrusted import printable
 
 __all__ = ["add_audit_parser", "audit_json", "audit_text", "cmd_audit", "harness_error_lines", "options_of"]
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from podium.cli import values
 from podium.cli.exits import EXIT_FAILED
-from podium.errors import UsageError, printable
+from podium.errors import UsageError
+from podium.untrusted import printable
 
 __all__ = ["add_publishing_parsers", "cmd_bundle_create", "cmd_bundle_verify", "cmd_export_mlebench"]
 

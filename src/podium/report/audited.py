@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from podium.audit import known_leakage, read_audit
-from podium.errors import printable
 from podium.report.sections import any_medal
 from podium.report.tables import md_row, text_table
+from podium.untrusted import printable
 
 __all__ = ["COUNT_KEYS", "audit_fields", "audit_lines", "audit_section"]
 

@@ -8,13 +8,14 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from podium.errors import UsageError, printable
+from podium.errors import UsageError
 from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
 from podium.report.compute import profile_lines
 from podium.report.contamination import familiarity_text
 from podium.report.readings import READINGS
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
+from podium.untrusted import printable
 
 __all__ = ["FORMATS", "render"]
 

@@ -9,8 +9,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podium.errors import printable
 from podium.report.sections import pass_at_k_blocks
+from podium.untrusted import printable
 
 __all__ = ["RUN_HEAD", "WIDTH", "md_row", "md_sections", "text_sections", "text_table"]
 

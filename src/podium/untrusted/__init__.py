@@ -1,0 +1,38 @@
+"""What the harness reads from an agent, a node or a bundle: one toolkit for hostile input.
+
+Every stage that reads something another party wrote (a run folder, a tar from a node, a bundle, a request
+body, a log the judge reads) goes through these helpers, so each rule is written once:
+
+- :mod:`~podium.untrusted.names`: text from outside made safe to print (:func:`printable`);
+- :mod:`~podium.untrusted.files`: opening a file without following a link, only when it is a regular file,
+  reading it bounded (:func:`open_regular`, :func:`read_bounded`, :func:`iter_chunks`, :func:`open_beneath`);
+- :mod:`~podium.untrusted.jsondoc`: JSON bounded in size and depth, with one error for every way it can fail
+  (:func:`loads`, :func:`loads_object`, :func:`iter_json_lines`);
+- :mod:`~podium.untrusted.archive`: the one tar reader (members and pax keys on an allowlist).
+"""
+
+from podium.untrusted.files import iter_chunks, open_beneath, open_regular, read_bounded, regular_size
+from podium.untrusted.jsondoc import (
+    JSON_MAX_BYTES,
+    JSON_MAX_DEPTH,
+    UntrustedJSONError,
+    iter_json_lines,
+    loads,
+    loads_object,
+)
+from podium.untrusted.names import printable
+
+__all__ = [
+    "JSON_MAX_BYTES",
+    "JSON_MAX_DEPTH",
+    "UntrustedJSONError",
+    "iter_chunks",
+    "iter_json_lines",
+    "loads",
+    "loads_object",
+    "open_beneath",
+    "open_regular",
+    "printable",
+    "read_bounded",
+    "regular_size",
+]
