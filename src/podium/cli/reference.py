@@ -25,6 +25,12 @@ _HEAD = """# Command reference
 Every command's `--help`, as podium prints it. This page is generated from the parser
 (`python -m podium.cli.reference > docs/commands.md`; a test fails while it differs), so it says what the
 installed podium takes. The stage pages (linked from the [README](../README.md)) say what each command is for.
+
+Errors are one line, `podium: error: ...`, naming the value and the fix; a traceback means a bug in podium and
+says so. Exit status: 0 done; 1 done with a failed outcome (`grade-sample` or `validate` of an invalid or missing
+submission, a `run` in which no run made a submission or a run could not run, a `verify` mismatch, a failed
+`prepare`, a `bundle verify` difference); 2 a usage error or refusal; 70 a bug; 130 Ctrl-C; 141 when the reader
+of the output goes away (`podium list | head`), quietly.
 """
 
 
