@@ -112,6 +112,8 @@ def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
 
         llm = agent.llm.override(**chosen) if agent.llm is not None else LLMConfig.from_options(**chosen)
         agent = replace(agent, llm=llm)
+    if agent.llm is not None:
+        agent.llm.check_served(agent.name)
     return agent
 
 
