@@ -15,8 +15,10 @@ An answer must quote its evidence on ``EVIDENCE:`` lines and end with ``VERDICT:
 (an answer without the verdict line is asked once more). Every quote must be found verbatim in the chunk
 asked about, or the answer is ``unclear``; so is a yes without a quote. The run is ``clean`` only when every
 chunk of its material was judged and every answer was a verified no: material left unread (past
-``judge_max_chunks`` chunks), material that could not be read, text in it that addresses the judge, and
-empty material ("nothing to judge") are ``unclear``. A reason of the harness (no API key, a model that
+``judge_max_chunks`` chunks), material that could not be read, and empty material ("nothing to judge") are
+``unclear``. Text that addresses the judge (:mod:`podium.audit.judge_steering`) is evidence: listed for the
+reviewer, named to the judge in the question, told apart when echoed from the competition's data; a no that
+quotes the agent's such text, or an answer with two verdict lines that disagree, is ``unclear``. A reason of the harness (no API key, a model that
 cannot be reached) raises :class:`~podium.errors.HarnessError`: no verdict at all.
 
 Calls run at temperature 0. The model, the prompts (and their hash), every answer and what was read are
@@ -244,7 +246,7 @@ class JudgeCheck:
     """Three yes/no questions about a run, asked of the model ``--model`` names."""
 
     name = "judge"
-    version = "2"
+    version = "3"
 
     def skip_reason(self, ctx: AuditContext) -> str | None:
         if not ctx.options.get("model"):

@@ -223,10 +223,9 @@ class Material:
                     if full := chunker.title(title):
                         yield full
                 self.lines += 1
-                notice = self._watch(row)
                 for start in range(0, len(row.text), SEGMENT_CHARS):
                     piece = row.text[start : start + SEGMENT_CHARS]
-                    if full := chunker.row(row, row.label + piece, notice if start == 0 else None):
+                    if full := chunker.row(row, row.label + piece, self._watch(row, piece)):
                         yield full
 
     def _parts(self) -> Iterator[tuple[str, Iterable[Row]]]:
@@ -244,9 +243,10 @@ class Material:
             if source.name != TRANSCRIPT:
                 yield source.name, self._file_rows(source)
 
-    def _watch(self, row: Row) -> Found | None:
-        """Whether ``row`` addresses the judge (kept as evidence, told apart by origin); the chunker tells the judge."""
-        found = self._steering.check(row.text, row.file, row.line)
+    def _watch(self, row: Row, piece: str) -> Found | None:
+        """Whether ``piece`` of ``row`` (at most :data:`SEGMENT_CHARS` characters, so the cost is bounded) addresses
+        the judge: kept as evidence, told apart by origin; the chunker names it to the judge."""
+        found = self._steering.check(piece, row.file, row.line)
         if found is None:
             return None
         origin, kept = ("data", self.echoed) if found.echoed else ("agent", self.addressed)
