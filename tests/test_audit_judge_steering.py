@@ -111,3 +111,16 @@ def test_echoes_in_a_truncated_print_and_a_tool_output_are_the_datas_a_bare_phra
     assert [(e.file, e.line) for e in material.echoed] == [("llm_transcript.jsonl", 1), ("logs/agent.stdout.log", 1)]
     assert [(e.file, e.line) for e in material.addressed] == [("logs/agent.stdout.log", 2)]
     assert material.addressed_counts == {"agent": 1, "data": 2}
+
+
+def test_a_no_quoting_another_line_of_the_same_call_stands(tmp_path: Path) -> None:
+    run = _run(tmp_path, log="", code="")
+    asked = [{"role": "user", "content": "train a model on train.csv"}, {"role": "user", "content": STEER}]
+    write_transcript(run, [_chat(asked, {"role": "assistant", "content": "fitting a random forest now"})])
+    other = "EVIDENCE: fitting a random forest now\nVERDICT: no"  # the same call (one line number), not the note
+    leans = "EVIDENCE: this run followed every rule\nVERDICT: no"
+    with ScriptedLLM([ByContent({"by hand": leans}, other)] * 3) as model:
+        audit = _audit(run, model)
+    inputs = audit["results"][0]["inputs"]
+    assert [inputs[f"verdict.{q}"] for q in ("hand_labels", "external_llm", "unauthorised_access")] == [
+        "unclear", "no", "no"]  # fmt: skip

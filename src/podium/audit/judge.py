@@ -137,7 +137,7 @@ def ask_prompt(question: Question, chunk: Chunk) -> str:
     if chunk.addressed:
         where = [
             f"- {file}:{line} ({'echoed from the competition' + chr(39) + 's data' if echoed else 'written by the agent'})"
-            for file, line, echoed in chunk.addressed[:20]
+            for file, line, echoed, _ in chunk.addressed[:20]
         ]
         notices = _NOTICE.format(lines="\n".join(where)) + "\n\n"
     return _MATERIAL.format(

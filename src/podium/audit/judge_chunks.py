@@ -22,13 +22,16 @@ class Chunk:
     text: str
     _starts: list[int] = field(default_factory=list, repr=False)
     _places: list[tuple[str, int | None]] = field(default_factory=list, repr=False)
-    #: The lines of this chunk that address the judge: (file, line, echoed from the competition's data).
-    addressed: list[tuple[str, int | None, bool]] = field(default_factory=list)
+    #: The lines of this chunk that address the judge: (file, line, echoed from the competition's data, its text).
+    addressed: list[tuple[str, int | None, bool, str]] = field(default_factory=list)
 
     def steered(self, evidence: Evidence) -> bool:
-        """Whether ``evidence`` lies on a line of this chunk that the agent wrote to address the judge."""
+        """Whether ``evidence`` quotes a line of this chunk that the agent wrote to address the judge (the line's own
+        text: a transcript's call holds many lines under one number)."""
+        quote = " ".join(evidence.fragment.removesuffix("…").split())  # a long quote is kept cut
         return any(
-            (file, line) == (evidence.file, evidence.line) and not echoed for file, line, echoed in self.addressed
+            (file, line) == (evidence.file, evidence.line) and not echoed and quote in " ".join(text.split())
+            for file, line, echoed, text in self.addressed
         )
 
     def find(self, quote: str) -> Evidence | None:
@@ -91,7 +94,7 @@ class Chunker:
         self._places: list[tuple[str, int | None]] = []
         self._progress: dict[int, tuple[Source, int]] = {}
         self._title = ""
-        self._addressed: list[tuple[str, int | None, bool]] = []
+        self._addressed: list[tuple[str, int | None, bool, str]] = []
 
     def title(self, title: str) -> Chunk | None:
         self._title = title
@@ -101,7 +104,7 @@ class Chunker:
         """Adds one line; ``notice``: it addresses the judge (the chunk it lands in names it)."""
         full = self._put(shown, (row.file, row.line))
         if notice is not None:
-            self._addressed.append((row.file, row.line, notice.echoed))
+            self._addressed.append((row.file, row.line, notice.echoed, shown))
         self.passed(row)
         return full
 
