@@ -18,16 +18,19 @@ from podium.untrusted.files import iter_chunks, open_beneath, open_regular, read
 from podium.untrusted.jsondoc import (
     JSON_MAX_BYTES,
     JSON_MAX_DEPTH,
+    RECORD_MAX_BYTES,
     UntrustedJSONError,
     iter_json_lines,
     loads,
     loads_object,
+    read_json,
 )
 from podium.untrusted.names import printable
 
 __all__ = [
     "JSON_MAX_BYTES",
     "JSON_MAX_DEPTH",
+    "RECORD_MAX_BYTES",
     "UntrustedJSONError",
     "iter_chunks",
     "iter_json_lines",
@@ -37,5 +40,6 @@ __all__ = [
     "open_regular",
     "printable",
     "read_bounded",
+    "read_json",
     "regular_size",
 ]
