@@ -19,16 +19,8 @@ import pytest
 
 from podium.cluster import UnpackRefused, parse_cluster, parse_resource, public_digest
 from podium.cluster.node import OUTBOX_TTL_S, _sweep_outbox, drop_part, node_cache, outbox, read_part
-from podium.cluster.tarball import (
-    MAX_DEPTH,
-    ChunkStream,
-    Packed,
-    file_chunks,
-    pack,
-    tar_bound,
-    unpack,
-    unpack_fresh,
-)
+from podium.cluster.packing import MAX_DEPTH, Packed, file_chunks, pack, tar_bound
+from podium.cluster.tarball import ChunkStream, unpack, unpack_fresh
 from podium.cluster.transfer import cache_public, check_public, unpack_once
 from podium.data.checksums import digest_tree
 from podium.errors import HarnessError, UsageError

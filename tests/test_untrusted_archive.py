@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from podium.cluster.tarball import UnpackRefused, pack, unpack_fresh
+from podium.cluster.packing import pack
+from podium.cluster.tarball import UnpackRefused, unpack_fresh
 from podium.publish.tarstream import ArchiveError, members
 from podium.untrusted.archive import BUNDLE, RUN_FOLDER, ArchivePolicy, read_members
 from podium.untrusted.extract import extract_fresh

@@ -40,7 +40,8 @@ from typing import Any
 
 from podium.cluster.address import ClusterSpec
 from podium.cluster.node import Shipment, drop_part, read_part, run_on_node
-from podium.cluster.tarball import CHUNK_BYTES, MAX_MEMBERS, ChunkStream, UnpackRefused, tar_bound, unpack_fresh
+from podium.cluster.packing import CHUNK_BYTES, MAX_MEMBERS, tar_bound
+from podium.cluster.tarball import ChunkStream, UnpackRefused, unpack_fresh
 from podium.cluster.transfer import PART_TIMEOUT_S, Parcel, public_checksums, public_digest
 from podium.competition import Competition
 from podium.errors import HarnessError, UsageError

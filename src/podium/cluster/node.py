@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import owner
-from podium.cluster.tarball import CHUNK_BYTES, pack
+from podium.cluster.packing import CHUNK_BYTES, pack
 from podium.cluster.transfer import Parcel, cache_public, check_public, unpack_once
 from podium.errors import HarnessError
 from podium.paths import RunPaths

@@ -23,39 +23,13 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from podium.cluster.packing import (
-    CHUNK_BYTES,
-    MAX_DEPTH,
-    MAX_MEMBERS,
-    NAME_MAX_BYTES,
-    REL_PATH_MAX_BYTES,
-    Packed,
-    file_chunks,
-    name_problem,
-    pack,
-    tar_bound,
-)
+from podium.cluster.packing import CHUNK_BYTES, MAX_MEMBERS, tar_bound
 from podium.errors import HarnessError
 from podium.untrusted.archive import RUN_FOLDER
 from podium.untrusted.extract import extract
 from podium.untrusted.tarheaders import ArchiveRefused
 
-__all__ = [
-    "CHUNK_BYTES",
-    "MAX_DEPTH",
-    "MAX_MEMBERS",
-    "NAME_MAX_BYTES",
-    "REL_PATH_MAX_BYTES",
-    "ChunkStream",
-    "Packed",
-    "UnpackRefused",
-    "file_chunks",
-    "name_problem",
-    "pack",
-    "tar_bound",
-    "unpack",
-    "unpack_fresh",
-]
+__all__ = ["ChunkStream", "UnpackRefused", "unpack", "unpack_fresh"]
 
 
 class UnpackRefused(HarnessError):
