@@ -62,3 +62,13 @@ def test_the_index_skips_a_deep_record(tmp_path: Path) -> None:
     path = tmp_path / "record.json"
     path.write_text(DEEP)
     assert _read_record(path, "g", "c", 0) is None
+
+
+def test_a_deep_line_of_a_submission_list_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
+    from podium.errors import UsageError
+    from podium.grading.jsonl import read_submission_list
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"competition_id": "spaceship-titanic", "submission_path": "a.csv"}\n' + DEEP + "\n")
+    with pytest.raises(UsageError, match=r"runs\.jsonl:2: expected a JSON object"):
+        read_submission_list(runs)
