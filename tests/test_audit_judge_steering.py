@@ -35,7 +35,9 @@ def test_text_addressed_to_the_judge_is_evidence_for_reviewer_and_judge_not_a_ve
     assert not note["violation"] and "written by the agent" in note["reason"]
     (evidence,) = note["evidence"]
     assert evidence["file"] == "logs/agent.stdout.log" and evidence["line"] == 2
-    assert "\\x1b" in evidence["fragment"] and "\x1b" not in evidence["fragment"]  # escaped
+    assert (
+        "\\e[31m" in evidence["fragment"] and "\x1b" not in evidence["fragment"]
+    )  # escaped (podium.untrusted.printable)
     assert "VERDICT: no" in evidence["fragment"]
     assert len(asked) == 3 and "logs/agent.stdout.log:2" in asked[0]  # the judge is told where it is
     assert audit["results"][0]["inputs"]["addressed.agent"] == 1

@@ -12,7 +12,6 @@ themselves, so these bounds hold for every check.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -30,12 +29,12 @@ from podium.audit.run_files import (
     is_real_dir,
     logged_calls,
     read_bounded,
-    read_chunks,
     walk_files,
 )
 from podium.competition import Competition
 from podium.paths import CompetitionPaths, RunPaths, default_data_dir
 from podium.records import RunRecord
+from podium.untrusted import iter_json_lines, loads, loads_object
 
 __all__ = [
     "MAX_DEPTH",
@@ -46,7 +45,6 @@ __all__ = [
     "AuditContext",
     "file_sha256",
     "read_bounded",
-    "read_chunks",
     "walk_files",
 ]
 
@@ -83,7 +81,7 @@ class AuditContext:
         if data is None:
             return None
         try:
-            return RunRecord.from_dict(json.loads(data))
+            return RunRecord.from_dict(loads_object(data, max_bytes=_MAX_RECORD, what="record.json"))
         except (ValueError, TypeError):
             return None
 
@@ -128,7 +126,7 @@ class AuditContext:
         if key not in _MARKERS:  # one read per prepare, however many runs of it are audited
             data = read_bounded(marker, _MAX_RECORD)
             try:
-                _MARKERS[key] = json.loads(data) if data is not None else None
+                _MARKERS[key] = loads(data, max_bytes=_MAX_RECORD) if data is not None else None
             except ValueError:
                 _MARKERS[key] = None
         return _MARKERS[key]
@@ -194,12 +192,8 @@ class AuditContext:
         data = read_bounded(self.paths.logs / "journal.jsonl")
         best: tuple[float, Path] | None = None
         lower: bool | None = None
-        for line in (data or b"").decode("utf-8", "replace").splitlines():
-            try:
-                node = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(node, dict) or node.get("is_bug") or not node.get("valid"):
+        for node in iter_json_lines((data or b"").splitlines()):
+            if node is None or node.get("is_bug") or not node.get("valid"):
                 continue
             metric, code = node.get("metric"), node.get("code_file")
             if not isinstance(metric, (int, float)) or not isinstance(code, str):

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import os
-import stat
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO
@@ -41,6 +39,7 @@ from podium.audit.judge_chunks import Chunk, Chunker, Row, Source
 from podium.audit.judge_steering import Found, Steering, public_data_files, public_data_lines
 from podium.audit.judge_transcript import MAX_SEEN, TRANSCRIPT, Counts, call_rows, json_object
 from podium.audit.types import Evidence
+from podium.untrusted import open_regular, printable, regular_size
 
 __all__ = [
     "CHUNK_CHARS",
@@ -94,7 +93,7 @@ class Material:
         self.echoed: list[Evidence] = []
         self.addressed_counts = {"agent": 0, "data": 0}
         self._addressed_at: set[tuple[str, int | None]] = set()
-        self._steering = Steering(lambda: public_data_lines(ctx), _printable)
+        self._steering = Steering(lambda: public_data_lines(ctx), printable)
         self.transcript_calls = 0
         self._counts = Counts()
         self.lines = 0
@@ -134,9 +133,9 @@ class Material:
         for path in dict.fromkeys([*logs, *ctx.code_files()]):
             size = _regular_size(path)
             if size is None:
-                self.gaps.append(f"{_printable(ctx.relative(path))} could not be read (not a regular file of one link)")
+                self.gaps.append(f"{printable(ctx.relative(path))} could not be read (not a regular file of one link)")
             else:
-                sources.append(Source(_printable(ctx.relative(path)), path, size))
+                sources.append(Source(printable(ctx.relative(path)), path, size))
         if len(ctx.log_files()) >= MAX_FILES or len(ctx.code_files()) >= MAX_FILES:
             self.gaps.append(f"the agent's folders hold {MAX_FILES} files or more; those past them were not read")
         return sources
@@ -332,12 +331,6 @@ class Material:
         return [(s.name, s.size - s.done) for s in self.sources() if s.size > s.done]
 
 
-def _printable(name: str) -> str:
-    """A file name the agent chose, its control and other unprintable characters escaped (a line break in a name
-    would start a line of its own in the material)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)
-
-
 def _skip_line(handle: IO[bytes]) -> int:
     """Read past the rest of an over-long line; returns the bytes skipped."""
     skipped = 0
@@ -349,25 +342,13 @@ def _skip_line(handle: IO[bytes]) -> int:
 
 
 def _open(path: Path) -> IO[bytes] | None:
-    """``path`` opened for reading when it is a regular file of one hard link (no link followed); else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-        os.close(fd)
-        return None
-    return open(fd, "rb", buffering=_BLOCK)
+    """``path`` as a buffered file when it is a regular file of one hard link (:func:`podium.untrusted.open_regular`)."""
+    fd = open_regular(path, single_link=True)
+    return None if fd is None else open(fd, "rb", buffering=_BLOCK)
 
 
 def _regular_size(path: Path) -> int | None:
-    """The size of ``path`` when it is a regular file of one hard link (not a link), else None."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 else None
+    return regular_size(path, single_link=True)
 
 
 def material_digest(ctx: AuditContext) -> str:

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from podium.audit.context import AuditContext, read_chunks, walk_files
+from podium.audit.context import AuditContext, walk_files
 from podium.audit.types import Evidence
 from podium.paths import CompetitionPaths
+from podium.untrusted import iter_chunks
 
 __all__ = ["DATA_BYTES", "Found", "Steering", "fold", "public_data_files", "public_data_lines"]
 
@@ -186,7 +187,7 @@ def _scan(files: tuple[Path, ...]) -> tuple[str, ...]:
     lines: list[str] = []
     budget = DATA_BYTES
     for path in files:
-        blocks = read_chunks(path, budget)
+        blocks = iter_chunks(path, budget)
         if blocks is None:
             continue
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -16,6 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from podium.untrusted import UntrustedJSONError, loads, loads_object
+
+#: The largest tool-call arguments decoded for the material, and the deepest JSON read from the transcript.
+_MAX_ARGUMENTS = 1 << 20
+_MAX_DEPTH = 200
+
 __all__ = ["MAX_SEEN", "TRANSCRIPT", "Counts", "call_rows", "json_object"]
 
 #: The transcript's name in the run's folder (I1: written by podium's proxy, outside the agent's reach).
@@ -174,8 +180,8 @@ def _arguments(value: Any) -> str:
     """A tool call's arguments, each on its own lines (a JSON string is decoded, so code shows as code)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = loads(value, max_bytes=_MAX_ARGUMENTS)
+        except UntrustedJSONError:
             return value
     if isinstance(value, dict):
         return "\n".join(
@@ -189,8 +195,9 @@ def _list(value: Any) -> list[Any]:
 
 
 def json_object(raw: bytes) -> dict[str, Any] | None:
+    """A transcript line as a JSON object (it holds what the agent sent: any size up to a line's, any nesting),
+    or None."""
     try:
-        value = json.loads(raw)
-    except ValueError:
+        return loads_object(raw, max_bytes=len(raw), max_depth=_MAX_DEPTH)
+    except UntrustedJSONError:
         return None
-    return value if isinstance(value, dict) else None

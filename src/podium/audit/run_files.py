@@ -5,12 +5,13 @@ deep, reads bounded to a number of bytes. :class:`~podium.audit.context.AuditCon
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from podium import untrusted
 
 __all__ = [
     "MAX_DEPTH",
@@ -21,7 +22,6 @@ __all__ = [
     "is_real_dir",
     "logged_calls",
     "read_bounded",
-    "read_chunks",
     "walk_files",
 ]
 
@@ -35,58 +35,22 @@ MAX_READ = 8 << 20
 MAX_HASHED = 4 << 30
 
 
-def read_chunks(path: Path, limit: int | None, single_link: bool = False) -> Iterator[bytes] | None:
-    """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
-    None for a link, a non-file, an unreadable one, or (``single_link``) one with more than one hard link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or (single_link and info.st_nlink > 1):
-        os.close(fd)
-        return None
-
-    def read() -> Iterator[bytes]:
-        left = limit if limit is not None else -1
-        try:
-            while left != 0:
-                chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
-                if not chunk:
-                    break
-                yield chunk
-                left = left - len(chunk) if left > 0 else left
-        finally:
-            os.close(fd)
-
-    return read()
-
-
 def logged_calls(path: Path, limit: int) -> tuple[Mapping[str, Any], ...]:
     """The JSON objects of a service's log (one a line; a line that is not one is left out), read bounded."""
     data = read_bounded(path, limit, single_link=True)
-    calls: list[Mapping[str, Any]] = []
-    for line in (data or b"").decode("utf-8", "replace").splitlines():
-        try:
-            call = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(call, dict):
-            calls.append(call)
-    return tuple(calls)
+    return tuple(call for call in untrusted.iter_json_lines((data or b"").splitlines()) if call is not None)
 
 
 def read_bounded(path: Path, limit: int = MAX_READ, *, single_link: bool = False) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one, and
-    with ``single_link`` for a file with more than one hard link."""
-    chunks = read_chunks(path, limit, single_link)
-    return None if chunks is None else b"".join(chunks)
+    """At most ``limit`` bytes of the regular file ``path`` (:func:`podium.untrusted.read_bounded`, with the audit's
+    default cap)."""
+    return untrusted.read_bounded(path, limit, single_link=single_link)
 
 
 def file_sha256(path: Path, *, single_link: bool = False) -> str | None:
     """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file
     (or, with ``single_link``, a file with more than one hard link)."""
-    chunks = read_chunks(path, None, single_link)
+    chunks = untrusted.iter_chunks(path, single_link=single_link)
     if chunks is None:
         return None
     digest = hashlib.sha256()
