@@ -523,7 +523,7 @@ def test_caps_stop_a_bomb_and_a_corrupt_archive(tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="more than 1048576 bytes"):
         verify_bundle(bomb, data_dir=tmp_path, max_size=1 << 20, work_dir=tmp_path)
     result = podium("bundle", "verify", str(bomb), "--max-size", "1M", "--work-dir", str(tmp_path))
-    assert result.returncode == 1 and "not verified: reading it stopped: " in result.stderr
+    assert result.returncode == 1 and "not verified: " in result.stderr and "more than 1048576 bytes" in result.stderr
     forged = bytearray(gzip.decompress(bomb.read_bytes()))
     forged[0] ^= 1  # the header's checksum no longer holds
     corrupt = tmp_path / "corrupt.tar.gz"
@@ -532,7 +532,7 @@ def test_caps_stop_a_bomb_and_a_corrupt_archive(tmp_path: Path) -> None:
         verify_bundle(corrupt, data_dir=tmp_path, work_dir=tmp_path)
     truncated = tmp_path / "truncated.tar.gz"
     truncated.write_bytes(gzip.compress(gzip.decompress(bomb.read_bytes())[:4096]))
-    with pytest.raises(ArchiveError, match="truncated"):
+    with pytest.raises(ArchiveError, match="the archive ends early"):
         verify_bundle(truncated, data_dir=tmp_path, work_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bomb.tar.gz", "corrupt.tar.gz", "truncated.tar.gz"]
 

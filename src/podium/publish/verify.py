@@ -1,20 +1,19 @@
 """``podium bundle verify``: check a bundle made elsewhere against its manifest, the verifier's own prepared
 data and podium's own audit checks; one line per difference.
 
-The bundle is hostile input. It is read once, as a stream, by podium's own tar reader
-(:func:`podium.publish.tarstream.members`: no links, devices or odd names, every byte counted
-against ``--max-size``) and unpacked into a new temporary folder that only this process writes (every
-folder made here, every file created new, never through a link). Then:
+The bundle is hostile input, and so is its manifest: anyone can edit a member and recompute its hash there.
+It is read once, as a stream, by podium's own tar reader (:func:`podium.publish.tarstream.members`), at most
+``--max-files`` files unpacked (:mod:`podium.publish.unpack`) and the manifest read bounded
+(:func:`podium.untrusted.loads`). Then (:mod:`podium.publish.recheck`):
 
-1. every member's sha256 and size against ``manifest.json``: a changed, missing or extra file is a
-   difference, and so is a member the reader refused;
-2. each competition's prepared data: the sha256 of the verifier's checksums against the manifest's
-   (a difference means the grades below are against other data);
-3. each run's submission graded again, in a child process, against the verifier's answers at the version
-   its record names; score, validity, the median flag and the medal against the record's grade;
-4. the deterministic audit checks (``submission``, ``answers``, ``external``, ``oracle``, ``integrity``)
-   run again on the unpacked run, each verdict against the one in the bundle's ``audit.json``. The
-   bundle's own results are never reused: podium's audit cache would take them on trust.
+1. every member's sha256 and size against ``manifest.json``;
+2. the runs are the ``record.json`` files unpacked; the manifest's ``runs`` must name exactly them;
+3. every competition they name must be prepared here and listed in the manifest's ``data``, else it is a
+   difference ("not verified: cannot re-grade ..."), never a skip;
+4. every run graded again and its whole grade compared (only ``created_at`` and ``submission_path`` may differ);
+5. every deterministic audit check run again, its verdict required in ``audit.json``; the judge's and
+   plagiarism's are carried, not verified (counted in the summary);
+6. the pages (:data:`UNVERIFIED`) are not verified: hashes only, left out of ``--extract``.
 """
 
 from __future__ import annotations
@@ -149,6 +148,10 @@ def verify_bundle(
                 raw = _unpack(stream, unpacked, max_size, differences.append, say)
         except EOFError:
             raise ArchiveError("the archive ends early") from None
+        except ArchiveError as exc:  # the reader's own words for a cut gzip stream or a cut tar
+            if isinstance(exc.__context__, EOFError) or "truncated" in str(exc):
+                raise ArchiveError("the archive ends early") from None
+            raise
         summary: dict[str, Any] = {"runs": 0, "files": len(unpacked.files)}
         if raw is None:
             differences.append(f"no {MANIFEST} in the bundle: nothing to check its files against")
