@@ -103,7 +103,7 @@ def test_a_competition_that_cannot_be_regraded_is_a_difference(
     result = verify(bundle, empty)  # an honest bundle, but nothing prepared here: not verified
     assert result.returncode == 1
     assert f"not verified: cannot re-grade practice-breast-cancer: it is not prepared in {empty}" in result.stdout
-    assert "verified:" not in result.stdout
+    assert not result.stdout.startswith("verified:") and "\nverified:" not in result.stdout
 
 
 def test_every_field_of_the_grade_is_compared(practice: dict[str, Path], bundle: Path, tmp_path: Path) -> None:  # noqa: F811
