@@ -142,6 +142,17 @@ def test_an_audit_rewritten_clean_is_caught_and_the_judge_is_carried(
     result = verify(flipped, practice["data2"])
     assert "pg-baseline/practice-wine/0: audit answers flagged in audit.json, clean run again" in result.stdout
 
+    def verdict(audit: dict[str, Any]) -> None:
+        audit["verdict"] = "clean"  # the judge never ran: the results make it incomplete
+
+    rewritten = forge(bundle, tmp_path / "h.tar.gz", edit_json(f"{RUN}/audit.json", verdict))
+    result = verify(rewritten, practice["data2"])
+    assert result.returncode == 1
+    assert (
+        "pg-baseline/practice-wine/0: audit verdict clean in audit.json, its checks' results make it incomplete"
+        in result.stdout
+    )
+
 
 def test_the_pages_are_not_verified_and_extract_writes_only_the_verified_tree(
     practice: dict[str, Path],  # noqa: F811

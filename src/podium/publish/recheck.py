@@ -5,7 +5,8 @@
 - :func:`regrade`: the submission graded again, the whole grade compared field by field with the record's
   (only :data:`MAY_DIFFER` may differ: when it was graded and where the submission lay).
 - :func:`reaudit`: every deterministic check (:data:`AUDIT_CHECKS`) run again; the bundle's ``audit.json`` must
-  hold the same verdict for each, and a check it leaves out is a difference. The judge and plagiarism verdicts
+  hold the same verdict for each, and a check it leaves out is a difference; the run's verdict must be the one its
+  checks' results make. The judge and plagiarism verdicts
   need a model or other programs: they are carried from the bundle, not verified, and counted as such.
 """
 
@@ -111,7 +112,7 @@ def reaudit(
     """Run the deterministic checks again on an unpacked run and require the bundle's ``audit.json`` to hold the
     same verdict for each. Returns (whether ``integrity`` ran again: it reads the agent's folder, which only the
     bundle can carry; the carried checks with a verdict in ``audit.json``)."""
-    from podium.audit import AuditContext, RunAudit, resolve_checks
+    from podium.audit import AuditContext, RunAudit, combine_verdicts, resolve_checks
 
     raw = read_json(run_dir / "audit.json")
     try:
@@ -138,5 +139,8 @@ def reaudit(
             differ(f"{where}: audit {check.name} missing from audit.json, {mine} run again")
         elif mine != said:
             differ(f"{where}: audit {check.name} {shown(said)} in audit.json, {shown(mine)} run again")
+    combined = combine_verdicts([r.verdict for r in bundled.results], bundled.incomplete)
+    if bundled.verdict != combined:
+        differ(f"{where}: audit verdict {shown(bundled.verdict)} in audit.json, its checks' results make it {combined}")
     carried = [c for c in CARRIED_CHECKS if bundled.result(c) is not None]
     return agent_dir is not None, carried
