@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Warm-up (imports, bwrap probe, first SQLite schema): one untimed-in-the-stats run.
         t0 = time.perf_counter()
         warm = run_one(make_config(data_dir, runs_dir, "warmup", 1, 1), competition, 0, RunStore(runs_dir))
-        cold = (time.perf_counter() - t0, warm["agent_result"]["seconds"])
+        cold = (time.perf_counter() - t0, warm.agent_result["seconds"])
         check_record(warm)
 
         print(f"1. {args.sequential} sequential runs ...", file=sys.stderr)
