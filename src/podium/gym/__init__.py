@@ -1,0 +1,1 @@
+"""placeholder until the gymenv branch is merged."""
