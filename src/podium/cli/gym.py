@@ -86,9 +86,12 @@ def _ids(text: str) -> list[str]:
 def cmd_rollout(args: argparse.Namespace) -> int:
     from podium import registry
     from podium.gym.rollout import RolloutSettings, rollout
+    from podium.run.group import check_name
 
     for ref in args.competitions:
         registry.get(ref)  # an unknown id is refused before any episode starts, with suggestions
+    if args.run_group is not None:
+        check_name(args.run_group)
     settings = RolloutSettings(
         model=args.model, competitions=args.competitions, episodes=args.episodes, provider=args.provider,
         base_url=args.base_url, api_key_env=args.api_key_env, task=args.task, allow_sealed=args.allow_sealed,

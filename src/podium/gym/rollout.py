@@ -173,7 +173,7 @@ def play_episode(env: Any, seed: int, settings: RolloutSettings, *, call_timeout
     if not base_url:
         raise UsageError("the environment was made without llm=: podium rollout needs the model's proxy")
     client = _ChatClient(str(base_url), call_timeout)
-    log = _MessageLog(info.get("run_dir"))
+    log = _MessageLog(info.get("staging_dir") or info.get("run_dir"))
     messages: list[dict[str, Any]] = []
     calls = steps = idle = 0
     reward, terminated, truncated, ended = 0.0, False, False, "submitted"
