@@ -130,7 +130,8 @@ def browser():
 
 @pytest.fixture
 def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
-    """A fresh page; its screenshot goes to PODIUM_TEST_ARTEFACTS (or the test's tmp_path) at the end."""
+    """A fresh page; its screenshot goes to PODIUM_TEST_ARTEFACTS (or the test's tmp_path) at the end, and for a test
+    marked ``docs_screenshot(NAME)`` also to PODIUM_DOCS_SCREENSHOTS/NAME when that is set (the README's pictures)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     opened = context.new_page()
     try:
@@ -138,7 +139,11 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
     finally:
         artefacts = Path(os.environ.get("PODIUM_TEST_ARTEFACTS", tmp_path))
         artefacts.mkdir(parents=True, exist_ok=True)
+        docs = os.environ.get("PODIUM_DOCS_SCREENSHOTS")  # scripts/screenshots.sh: the README's pictures
+        marker = request.node.get_closest_marker("docs_screenshot")
         try:
+            if docs and marker is not None:
+                opened.screenshot(path=str(Path(docs) / marker.args[0]))
             opened.screenshot(path=str(artefacts / f"{request.node.name}.png"), full_page=True)
         finally:
             context.close()

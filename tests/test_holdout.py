@@ -153,3 +153,20 @@ def test_the_integrity_statement_counts_holdout_calls_apart(tmp_path: Path) -> N
     note = next(f for f in result.flags if f.reason.startswith("hold-out scorer"))
     assert note.reason == "hold-out scorer: 2 calls, 1 scored (the agent's own labels, never the test set)"
     assert note.figures == {"holdout_calls": 2, "holdout_scored": 1} and not note.violation
+
+
+def test_a_file_whose_size_says_less_than_it_holds_never_splits_the_body(short_dir: Path) -> None:
+    """A /proc file says size 0 but reads as text: the client sends exactly the declared bytes, so the labels still
+    arrive whole as labels (before, the predictions' real bytes ran into the labels' part of the body)."""
+    comp = registry.get("practice-titanic")
+    sample = write_prepared(comp, make_fixture(comp), short_dir / "data") / comp.sample_submission
+    write_csv(_frame({"id": [1, 2, 3, 4], "survived": [0, 1, 1, 0]}), short_dir / "labels.csv")
+    logs = short_dir / "run"
+    with ValidationServer(comp, sample, short_dir / "v.sock", logs / "validation.jsonl", min_interval_s=0.1,
+                          holdout_log=logs / "holdout.jsonl") as server:  # fmt: skip
+        scored = _client(server.socket_path, "/proc/self/status", str(short_dir / "labels.csv"))
+        calls = server.holdout_calls
+    assert scored.returncode == 1, scored
+    call = calls[-1]
+    assert call["body_bytes"] == (short_dir / "labels.csv").stat().st_size  # the declared bytes, no more
+    assert call["labels"]["rows"] == 4 and call["predictions"]["rows"] == 0 and call["verdict"] == "not-scored"

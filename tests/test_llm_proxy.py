@@ -690,10 +690,11 @@ def test_the_responses_api_is_forwarded_plain_and_streamed_and_counted(short_dir
 
 
 def test_a_responses_stream_past_the_budget_ends_with_response_failed(short_dir: Path) -> None:
-    """A call that names no cap is reserved max_tokens_per_call; an answer longer than that is metered and ended
-    with response.failed (code insufficient_quota, which Codex does not retry), in both directions of translation."""
+    """A call that names no cap is reserved max_tokens_per_call (and gets it as its cap); from a server that ignores
+    the cap, an answer longer than that is metered and ended with response.failed (code insufficient_quota, which
+    Codex does not retry), in both directions of translation."""
     for apis in (None, ("/v1/chat/completions",)):
-        with ScriptedLLM([LONG], apis=apis) as model:
+        with ScriptedLLM([LONG], apis=apis, caps=False) as model:
             config = _scripted(model, max_tokens=300, max_tokens_per_call=20)
             with LLMProxy(config, short_dir / "f.sock", short_dir / "f.jsonl", KEY) as proxy:
                 _, body = _post(short_dir / "f.sock", "/v1/responses", {"model": "m", "input": "go", "stream": True})
@@ -707,7 +708,7 @@ def test_a_responses_stream_past_the_budget_ends_with_response_failed(short_dir:
 
 
 def test_a_chat_stream_past_the_budget_ends_with_an_error_chunk(short_dir: Path) -> None:
-    with ScriptedLLM([LONG]) as model:
+    with ScriptedLLM([LONG], caps=False) as model:  # a server that ignores the cap the proxy added
         config = _scripted(model, max_tokens=200, max_tokens_per_call=20)
         with LLMProxy(config, short_dir / "c.sock", short_dir / "c.jsonl", KEY):
             _, body = _post(short_dir / "c.sock", "/v1/chat/completions", {"model": "m", "stream": True})
@@ -754,7 +755,7 @@ def test_the_responses_api_is_translated_for_a_server_that_speaks_only_chat(shor
     assert [d["sequence_number"] for _, d in events] == list(range(len(events)))
     call = events[-1][1]["response"]["output"][0]
     assert call["type"] == "function_call" and json.loads(call["arguments"]) == {"command": ["cat", "a.txt"]}
-    assert web[0] == 400 and b"'web_search' have no chat completions equivalent" in web[1]
+    assert web[0] == 400 and b"tools[0] is of type 'web_search', a tool the provider would run" in web[1]
     assert summary["calls"] == 2 and summary["refused"] == 1 and summary["output_tokens"] == 3 + 3
     lines = _lines(transcript)
     assert lines[1]["response"]["output"][0] == call and lines[2]["status"] == 400

@@ -304,6 +304,7 @@ def test_a_grading_report_is_placed_on_the_leaderboard(tmp_path: Path) -> None:
 NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
 
 
+@pytest.mark.docs_screenshot("report.png")
 def test_the_html_file_renders_offline_in_chromium_with_the_json_numbers(
     two_agents: Path, tmp_path: Path, page: Any
 ) -> None:

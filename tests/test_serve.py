@@ -414,6 +414,16 @@ def _own_requests_only(page: Any, base: str) -> list[str]:
     return elsewhere
 
 
+@pytest.mark.docs_screenshot("dashboard.png")
+def test_browser_home_page_lists_the_groups_with_their_figures(page: Any, served: tuple[str, Path]) -> None:
+    base, _ = served
+    elsewhere = _own_requests_only(page, base)
+    page.goto(base + "/")
+    groups = page.eval_on_selector_all("a.group-link", "links => links.map(a => a.textContent.trim())")
+    assert {"exp-baseline", "exp-dummy"} <= set(groups), groups
+    assert elsewhere == []
+
+
 def test_browser_clicks_from_the_groups_to_a_journal_node(page: Any, served: tuple[str, Path]) -> None:
     base, runs = served
     elsewhere = _own_requests_only(page, base)

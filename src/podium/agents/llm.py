@@ -30,7 +30,10 @@ LLM_KEYS = (
     "max_answer_tokens",
     "max_cost_usd",
     "bridge",
+    "apis",
 )
+#: The wire formats an agent may speak (``llm: {apis: [...]}``), and the path of each.
+API_PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,27 @@ class LLMConfig:
     #: The most tokens one answer may have: the proxy caps every call to it (small local models that ramble
     #: until their context is full otherwise hold a call for minutes).
     max_answer_tokens: int | None = None
+    #: The wire formats the agent speaks (:data:`API_PATHS`); empty: not said (then nothing is checked).
+    apis: tuple[str, ...] = ()
+
+    def served_apis(self) -> set[str]:
+        """The wire formats the provider serves through the proxy (the Responses API also over chat completions,
+        which the proxy translates)."""
+        served = {api for api, path in API_PATHS.items() if path in self.provider.paths}
+        return served | {"responses"} if "chat" in served else served
+
+    def check_served(self, agent: str) -> None:
+        """Refuse an agent whose wire formats the provider does not serve: every call would be refused, and the run
+        would count as the agent's (``podium run --agent claude-code --provider openai``)."""
+        if self.apis and not set(self.apis) & self.served_apis():
+            names = {"chat": "chat completions", "messages": "Anthropic Messages", "responses": "the Responses API"}
+            spoken = " or ".join(names[a] for a in self.apis)
+            serving = [p for p in ("anthropic", "openai", "openrouter") if set(self.apis) & _served(p)]
+            raise UsageError(
+                f"--agent {agent} speaks {spoken}, which provider {self.provider.name} does not serve. Fix: "
+                f"--provider {' or --provider '.join(serving)}, or an agent that speaks what {self.provider.name} "
+                "serves"
+            )
 
     def provider_model(self, name: str) -> str:
         """The provider's name for the model the agent called ``name``."""
@@ -210,14 +234,22 @@ def parse_llm_config(raw: Any, where: str) -> LLMConfig:
             raise UsageError(f"{where}: llm {key} must be a positive number, got {value!r}")
         if value is not None:
             limits[key] = int(value)
+    apis = raw.get("apis") or ()
+    if isinstance(apis, str) or not all(a in API_PATHS for a in apis):
+        raise UsageError(f"{where}: llm apis must be a list of {', '.join(API_PATHS)}, got {apis!r}")
     return LLMConfig(
         provider,
         tuple(models),
+        apis=tuple(apis),
         bridge=bool(raw.get("bridge", True)),
         aliases=aliases,
         max_cost_usd=None if cost is None else float(cost),
         **limits,
     )
+
+
+def _served(provider: str) -> set[str]:
+    return LLMConfig(PROVIDERS[provider]).served_apis()
 
 
 def _checked_url(text: str, what: str) -> str:

@@ -28,6 +28,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from podium.paths import default_data_dir
     from podium.run import run_batch
 
+    if args.competitions is not None and not args.competitions.strip(", "):
+        raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
     refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
     comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
     if not comps:
@@ -110,17 +112,22 @@ def _agent(args: argparse.Namespace, name: str) -> AgentSpec:
 
         llm = agent.llm.override(**chosen) if agent.llm is not None else LLMConfig.from_options(**chosen)
         agent = replace(agent, llm=llm)
+    if agent.llm is not None:
+        agent.llm.check_served(agent.name)
     return agent
 
 
 def _groups(run_group: str, names: list[str]) -> list[str]:
     """One run group per agent: the group itself for one agent, ``GROUP-NAME`` for each of several."""
+    from podium.run.group import check_name
+
+    check_name(run_group)
     if len(names) == 1:
         return [run_group]
     if len(set(names)) != len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
         raise UsageError(f"--agent names {', '.join(repeated)} more than once; give each agent once")
-    return [f"{run_group}-{name}" for name in names]
+    return [check_name(f"{run_group}-{name}") for name in names]
 
 
 def _hardware(args: argparse.Namespace) -> Hardware | None:

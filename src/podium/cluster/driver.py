@@ -183,8 +183,16 @@ def _check_resources(ray: Any, config: RunConfig, cluster: ClusterSpec) -> None:
 def run_cluster_batch(
     config: RunConfig, competitions: list[Competition], cluster: ClusterSpec, redo: run_group.Redo | None = None
 ) -> Batch:
-    """Run what the group still lacks of ``competitions`` x seeds on the Ray cluster; as :func:`run_batch`."""
+    """Run what the group still lacks of ``competitions`` x seeds on the Ray cluster; as :func:`run_batch` (the
+    group is held for the whole batch, against local batches and other drivers alike)."""
     ray = connect(cluster.address)
+    with run_group.batch_lock(config.runs_dir / config.run_group):
+        return _run_cluster_batch(ray, config, competitions, cluster, redo)
+
+
+def _run_cluster_batch(
+    ray: Any, config: RunConfig, competitions: list[Competition], cluster: ClusterSpec, redo: run_group.Redo | None
+) -> Batch:
     config, plan, store = begin_batch(config, competitions, redo)
     batch = Batch(plan.pairs)
     if not plan.todo:

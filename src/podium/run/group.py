@@ -22,7 +22,11 @@ takes them as the group's denominator unless ``--split`` names another.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,13 +36,26 @@ from typing import TYPE_CHECKING, Any, Literal
 from podium.errors import UsageError
 from podium.paths import write_atomic
 from podium.units import size_text, time_text
+from podium.untrusted import printable
 
 if TYPE_CHECKING:
     from podium.competition import Competition
     from podium.run.config import RunConfig
     from podium.store import RunStore
 
-__all__ = ["SETTINGS", "Plan", "Redo", "landed", "plan", "records", "settings_of", "write"]
+__all__ = [
+    "LOCK_FILE",
+    "SETTINGS",
+    "Plan",
+    "Redo",
+    "batch_lock",
+    "check_name",
+    "landed",
+    "plan",
+    "records",
+    "settings_of",
+    "write",
+]
 
 Redo = Literal["failed", "all"]
 
@@ -56,6 +73,45 @@ SETTINGS = {
     "model": "model",
 }
 FILE = "group.json"
+#: The lock a batch holds on its group for as long as it runs (``flock``; released when its process ends).
+LOCK_FILE = ".batch.lock"
+#: A run group's name: one folder name of letters, digits, ``.``, ``_`` and ``-``, not starting with ``.`` or
+#: ``-`` (a hidden folder, an option), at most 100 characters.
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+
+
+def check_name(name: str) -> str:
+    """``name`` when it can name a run group (:data:`_NAME`), else a :class:`UsageError` naming it and the fix."""
+    if not _NAME.fullmatch(name):
+        shown = printable(name, limit=120)
+        raise UsageError(
+            f"--run-group {shown!r} cannot name a run group: use one folder name of letters, digits, '.', '_' and "
+            "'-', at most 100 characters, not starting with '.' or '-' (e.g. --run-group exp-1)"
+        )
+    return name
+
+
+@contextlib.contextmanager
+def batch_lock(group_dir: Path) -> Iterator[None]:
+    """Hold the group for one batch: a second batch on the same group (another ``podium run``, here or with
+    ``--cluster``) is refused at once with the holder's pid, instead of running the same pairs twice. The lock
+    is ``flock`` on :data:`LOCK_FILE`, so it goes with its process, however that ends."""
+    group_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(group_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise UsageError(
+                f"run group {printable(group_dir.name)!r} is being run by another podium (pid {printable(holder)}): "
+                "one batch at a time per group. Fix: wait for it to end, or pass another --run-group"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _value(key: str, value: Any) -> str:

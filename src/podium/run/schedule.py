@@ -232,15 +232,23 @@ def settle(
 def run_batch(config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None = None) -> Batch:
     """Run what the group still lacks of ``competitions`` x seeds (and what ``redo`` names again).
 
-    The group's settings are checked first (:func:`begin_batch`); Ctrl-C stops the batch
-    cleanly (:class:`~podium.run.interrupt.Stop`) and the result says so.
+    The group is held for the whole batch (:func:`podium.run.group.batch_lock`: a second batch on it is refused),
+    its settings are checked first (:func:`begin_batch`); Ctrl-C stops the batch cleanly
+    (:class:`~podium.run.interrupt.Stop`) and the result says so.
     """
+    gpus = GpuPool.for_config(config)  # a machine without the GPUs asked for is refused before anything is written
+    with run_group.batch_lock(config.runs_dir / config.run_group):
+        return _run_batch(config, competitions, redo, gpus)
+
+
+def _run_batch(
+    config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None, gpus: GpuPool | None
+) -> Batch:
     config, plan, store = begin_batch(config, competitions, redo)
     todo = plan.todo
     batch = Batch(plan.pairs)
     if not todo:
         return batch
-    gpus = GpuPool.for_config(config)
     if gpus is not None and config.workers * config.gpus > len(gpus.free):
         print(
             f"{len(gpus.free)} GPU(s) for {config.workers} worker(s) x {config.gpus} GPU(s): runs wait for free GPUs",

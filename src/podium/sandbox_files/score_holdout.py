@@ -44,8 +44,21 @@ def _problem(path: str) -> str | None:
 
 
 def post(predictions: str, labels: str, socket_path: str, timeout: float) -> tuple[int, dict[str, Any], float]:
-    """Stream both files to ``POST /score-holdout``; (HTTP status, JSON body, seconds to wait when rate-limited)."""
-    sizes = [os.path.getsize(predictions), os.path.getsize(labels)]
+    """Stream both files to ``POST /score-holdout``; (HTTP status, JSON body, seconds to wait when rate-limited).
+
+    Each file is sent as exactly the bytes its size said when it was opened (a file that grows, or a /proc file whose
+    size says 0, never sends more than the declared length and so never splits the body)."""
+    handles = [open(path, "rb") for path in (predictions, labels)]  # noqa: SIM115  (closed below)
+    try:
+        return _post(handles, [os.fstat(h.fileno()).st_size for h in handles], predictions, labels, socket_path, timeout)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def _post(
+    handles: list[Any], sizes: list[int], predictions: str, labels: str, socket_path: str, timeout: float
+) -> tuple[int, dict[str, Any], float]:
     conn = UnixHTTPConnection(socket_path, timeout)
     try:
         headers = {
@@ -60,10 +73,14 @@ def post(predictions: str, labels: str, socket_path: str, timeout: float) -> tup
             for key, value in headers.items():
                 conn.putheader(key, value)
             conn.endheaders()
-            for path in (predictions, labels):
-                with open(path, "rb") as body:
-                    while chunk := body.read(1 << 20):
-                        conn.send(chunk)
+            for index, handle in enumerate(handles):
+                left = sizes[index]
+                while left > 0:
+                    chunk = handle.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise SystemExit(f"score_holdout: {handle.name} shrank while it was sent; write it, then score")
+                    conn.send(chunk)
+                    left -= len(chunk)
         response = conn.getresponse()
         raw = response.read(4 << 20)
     finally:

@@ -141,7 +141,7 @@ class ValidationServer(UnixService):
         limits: Limits | None = None,
         holdout_log: Path | None = None,
     ) -> None:
-        super().__init__(socket_path)
+        super().__init__(socket_path, error_log=Path(log_path).with_name("service_errors.log"))
         self.holdout_log = Path(holdout_log) if holdout_log is not None else None
         self.competition = competition
         self.sample_submission = Path(sample_submission)

@@ -40,9 +40,12 @@ BYTES_PER_TOKEN = 4
 class Refused(Exception):
     """The proxy refuses a call: the HTTP status and the message the agent reads."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, config: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        #: Refused for how the run is set up (a path or a model the provider is not given for it), not for what
+        #: the agent asked: a run whose every call is refused so has never had its model (a harness failure).
+        self.config = config
 
 
 @dataclass
@@ -143,6 +146,8 @@ class _Totals:
     answered: int = 0  # calls the provider answered with a 2xx
     failed: int = 0  # calls that failed for the harness's reasons (provider unreachable, its errors)
     last_failure: str | None = None
+    refused_for_setup: int = 0  # calls refused for how the run is set up (a path, a model it is not given)
+    last_setup_refusal: str | None = None
     cut: int = 0  # streams ended mid-way because they passed the budget
     input_tokens: int = 0
     output_tokens: int = 0
@@ -182,9 +187,13 @@ class Ledger:
             self._stopping = True
             self._settled.notify_all()
 
-    def refused(self) -> None:
+    def refused(self, setup: str | None = None) -> None:
+        """A call was refused; ``setup``: why, when it was for how the run is set up (:attr:`Refused.config`)."""
         with self._lock:
             self.totals.refused += 1
+            if setup is not None:
+                self.totals.refused_for_setup += 1
+                self.totals.last_setup_refusal = setup
 
     def reserve(self, payload: dict[str, Any], size: int, price: Price | None, field: str | None) -> Reservation:
         """Count the call in, reserving its tokens and its worst-case cost; waits while the calls in flight hold
@@ -196,19 +205,19 @@ class Ledger:
                 t = self.totals
                 if self.config.max_requests is not None and t.calls >= self.config.max_requests:
                     raise Refused(429, f"request budget spent ({self.config.max_requests} calls)")
-                if budget is None and cost_budget is None:
+                per_call = self.config.max_tokens_per_call
+                if budget is None and cost_budget is None:  # no budget: still no answer longer than the per-call cap
                     t.calls += 1
-                    return Reservation(size=size)
+                    return Reservation(size=size, cap=(field, per_call) if asked is None and field else None)
                 left = None if budget is None else budget - t.used - t.reserved - t.over
                 cap = None
                 if asked is not None or field is None:
                     need = size + (asked or 0) * choices
-                else:  # no cap named: the per-call cap, or what is left when that is less
-                    room = self.config.max_tokens_per_call if left is None else (left - size) // choices
-                    per_choice = min(self.config.max_tokens_per_call, room)
-                    need = size + max(1, per_choice) * choices
-                    if per_choice < self.config.max_tokens_per_call:
-                        cap = (field, max(1, per_choice))
+                else:  # no cap named: the per-call cap, or what is left when that is less, always added to the call
+                    room = per_call if left is None else (left - size) // choices
+                    per_choice = max(1, min(per_call, room))
+                    need = size + per_choice * choices
+                    cap = (field, per_choice)
                 cost_need = price.cost(size, need - size) if cost_budget is not None and price is not None else 0.0
                 cost_left = None if cost_budget is None else cost_budget - t.cost_usd - t.reserved_cost - t.over_cost
                 if (left is None or need <= left) and (cost_left is None or cost_need <= cost_left):
@@ -239,11 +248,12 @@ class Ledger:
             "left; ask for a shorter answer (max_tokens) or send less"
         )
 
-    def meter(self, held: Reservation, usage: Usage, streamed_bytes: int, price: Price | None) -> str | None:
+    def meter(self, held: Reservation, usage: Usage, streamed_tokens: int, price: Price | None) -> str | None:
         """A stream has used ``usage`` as reported so far (its input, until reported, its request's bytes; its output
-        at least ``streamed_bytes`` / :data:`BYTES_PER_TOKEN`): None while that fits in its reservation and what the
-        budget has left beside the other calls, else why it must end now."""
-        output = held.output_estimate = max(usage.output_tokens, -(-streamed_bytes // BYTES_PER_TOKEN))
+        at least ``streamed_tokens``, the estimate of :attr:`podium.services.llm.sse.Assembler.streamed_tokens`):
+        None while that fits in its reservation and what the budget has left beside the other calls, else why it
+        must end now."""
+        output = held.output_estimate = max(usage.output_tokens, streamed_tokens)
         if not held.counted:
             return None
         tokens_in = usage.input_tokens or held.size  # not reported yet: at most its bytes
@@ -287,10 +297,13 @@ class Ledger:
                 t.input_tokens += usage.input_tokens
                 t.output_tokens += usage.output_tokens
                 t.cached_input_tokens += usage.cached_tokens
-                if not usage.reported and answered:  # a success that reported no usage
-                    t.unreported_tokens += held.tokens
-                    entry["unreported_tokens"] = held.tokens
-                    cost = held.cost
+                if not usage.reported and answered:  # a success that reported no usage: the larger of what it
+                    # reserved and what its stream was metered at
+                    charged = max(held.tokens, held.size + held.output_estimate)
+                    t.unreported_tokens += charged
+                    entry["unreported_tokens"] = charged
+                    metered = price.cost(held.size, held.output_estimate) if price is not None else 0.0
+                    cost = max(held.cost, metered)
                 else:
                     cost = price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens) if price else 0.0
                 if answered:

@@ -138,6 +138,8 @@ class Assembler:
     def __init__(self) -> None:
         self.usage = Usage()
         self.streamed_bytes = 0
+        self._ascii_bytes = 0
+        self._dense_bytes = 0
         self.truncated = False
         self.error: str | None = None  # an error event the stream carried
         self._kept = 0
@@ -163,13 +165,25 @@ class Assembler:
         """Append streamed text (``more``, when a str) to the piece named ``key``, within the answer's bound."""
         if not isinstance(more, str) or not more:
             return
-        self.streamed_bytes += len(more.encode("utf-8", "replace"))
+        encoded = more.encode("utf-8", "replace")
+        self.streamed_bytes += len(encoded)
+        dense = len(encoded) - len(more) + sum(1 for c in more if ord(c) >= 0x80)  # the bytes of non-ASCII text
+        self._ascii_bytes += len(encoded) - dense
+        self._dense_bytes += dense
         room = MAX_ASSEMBLED_CHARS - self._kept
         if room < len(more):
             self.truncated = True
             more = more[: max(0, room)]
         self._kept += len(more)
         self._pieces.setdefault(key, []).append(more)
+
+    @property
+    def streamed_tokens(self) -> int:
+        """At least as many tokens as the text streamed so far holds: a token per
+        :data:`~podium.services.llm.accounting.BYTES_PER_TOKEN` bytes of ASCII text, and one per byte of any other
+        (a tokenizer may spend a token on each byte of dense non-ASCII text; counted at four bytes a token it would
+        pass unmetered)."""
+        return -(-self._ascii_bytes // 4) + self._dense_bytes
 
     def text(self, key: Hashable, start: Any = "") -> str:
         """The piece named ``key``: ``start`` (when a str) and what :meth:`add` appended to it."""

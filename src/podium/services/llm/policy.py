@@ -1,0 +1,151 @@
+"""What a call may ask of the provider: completions with the agent's own tools, nothing that reaches past the run.
+
+A provider can browse, fetch, run code and call remote MCP servers on a caller's behalf (Anthropic's server tools
+``web_search`` / ``web_fetch`` / ``code_execution``, ``mcp_servers``; the Responses API's ``web_search``,
+``file_search``, ``mcp`` with a ``server_url``, ``code_interpreter``), read images and documents from a URL, and
+keep state between calls (``previous_response_id``, ``conversation``, stored prompts, ``store``, ``background``,
+uploaded files). Through podium's proxy any of these would be the internet around the sandbox's "no network",
+fees podium never costed, and state the run's transcript cannot show. So each wire format has an allowlist:
+
+* tools: only the agent's own, executed by the agent (a function tool; Anthropic's custom tools, which carry no
+  ``type`` or ``type: custom``; the Responses API's ``function`` and ``custom``); any other tool type is refused;
+* content: text, and images or documents given inline (base64, or a data: URL); a URL or a file id is refused;
+* state: ``previous_response_id``, ``conversation``, ``prompt``, ``background``, ``mcp_servers``, ``container``,
+  ``item_reference`` input items and OpenAI's ``web_search_options`` are refused, and ``store`` is forced false;
+* headers: only :data:`FORWARDED_HEADERS` reach the provider, and of ``anthropic-beta`` only the features that
+  change nothing outside the call (:data:`LOCAL_BETAS`); the agent's ``OpenAI-Organization``,
+  ``X-Forwarded-*``, ``Accept-Encoding`` (a compressed answer the proxy could not meter) and the rest are dropped.
+
+A refusal is HTTP 400 naming the field and the fix (:func:`check_request`); it happens before the budget is
+touched. Every check reads the request as hostile JSON: any shape is possible, none raises past a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from podium.services.llm.accounting import Refused
+
+__all__ = ["FORWARDED_HEADERS", "LOCAL_BETAS", "check_request", "forwarded_headers"]
+
+#: The request headers forwarded to the provider (lower case); every other header the agent sent is dropped.
+FORWARDED_HEADERS = frozenset({"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta"})
+#: ``anthropic-beta`` values forwarded (by prefix): features that change how the one call is served, never what
+#: it reaches (no web, fetch, MCP, code execution, files or skills).
+LOCAL_BETAS = (
+    "prompt-caching-", "extended-cache-ttl-", "interleaved-thinking-", "fine-grained-tool-streaming-",
+    "token-efficient-tools-", "token-counting-", "output-128k-", "context-1m-", "context-management-",
+    "claude-code-", "effort-",
+)  # fmt: skip
+#: Top-level fields that keep state at the provider or reach past the call, refused in every format.
+_STATEFUL = ("previous_response_id", "conversation", "prompt", "background", "mcp_servers", "container",
+             "web_search_options")  # fmt: skip
+_FUNCTION_TOOLS = {"chat": ("function", "custom"), "responses": ("function", "custom"), "messages": ("custom",)}
+_INLINE_SOURCES = ("base64", "text", "content")  # Anthropic's image and document sources given in the request
+
+
+def check_request(api: str, payload: dict[str, Any]) -> None:
+    """Refuse (:class:`Refused`, 400) what ``payload`` asks of the provider beyond a completion with the agent's
+    own tools, and force ``store`` false; ``api`` is ``chat``, ``messages`` or ``responses`` (the other paths a
+    provider serves, legacy completions and embeddings, take no tools, content parts or state)."""
+    for key in _STATEFUL:
+        if key in payload and payload[key] not in (None, False, "", []):  # {} turns web search on
+            raise Refused(400, f"{key} is not allowed through podium's proxy: it keeps state or reaches past the "
+                          "run at the provider. Fix: send the whole conversation in the request")  # fmt: skip
+    if api == "responses" or (api == "chat" and "store" in payload):  # the Responses API stores by default
+        payload["store"] = False
+    _check_tools(api, payload.get("tools"))
+    for where, part in _parts(api, payload):
+        _check_part(api, where, part)
+
+
+def _check_tools(api: str, tools: Any) -> None:
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        raise Refused(400, "tools must be a list of the agent's own function tools")
+    allowed = _FUNCTION_TOOLS.get(api, ("function",))
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            raise Refused(400, f"tools[{index}] is not an object")
+        kind = tool.get("type", "custom" if api == "messages" else None)
+        if kind not in allowed:
+            name = tool.get("name") or (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+            shown = f"{str(kind)[:60]!r}" + (f" ({str(name)[:60]!r})" if name else "")
+            raise Refused(400, f"tools[{index}] is of type {shown}, a tool the provider would run (the web, files, "
+                          f"code, MCP servers); only the agent's own tools are allowed: {', '.join(allowed)}")  # fmt: skip
+
+
+def _parts(api: str, payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """Every content part of the request's messages (or input items), with where it is, for the checks."""
+    if api == "responses":
+        given = payload.get("input")
+        items = given if isinstance(given, list) else []
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and item.get("type") == "item_reference":
+                raise Refused(400, f"input[{i}] is an item_reference to state kept at the provider; send the item")
+            content = item.get("content") if isinstance(item, dict) else None
+            for j, part in enumerate(content if isinstance(content, list) else []):
+                yield f"input[{i}].content[{j}]", part
+        return
+    messages = payload.get("messages")
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            yield f"messages[{i}].content[{j}]", part
+            nested = part.get("content") if isinstance(part, dict) and part.get("type") == "tool_result" else None
+            for k, inner in enumerate(nested if isinstance(nested, list) else []):
+                yield f"messages[{i}].content[{j}].content[{k}]", inner
+
+
+def _check_part(api: str, where: str, part: Any) -> None:
+    if not isinstance(part, dict):
+        return
+    kind = part.get("type")
+    if api == "messages":
+        if kind in ("image", "document", "search_result", "container_upload"):
+            source = part.get("source")
+            source_type = source.get("type") if isinstance(source, dict) else None
+            if kind in ("search_result", "container_upload") or source_type not in _INLINE_SOURCES:
+                raise Refused(400, f"{where} is a {kind} from {str(source_type)[:40]!r}: the provider would fetch "
+                              "it or read it from its own storage. Fix: give it inline (base64)")  # fmt: skip
+        elif kind in ("server_tool_use", "mcp_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
+            raise Refused(400, f"{where} is a {kind} block of a tool the provider runs; only the agent's own tools")
+        return
+    url = None
+    if kind == "image_url":  # chat
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+    elif kind in ("input_image", "input_file"):  # responses
+        if part.get("file_id"):
+            raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
+        url = part.get("image_url") or part.get("file_url")
+    elif kind == "file":  # chat
+        file = part.get("file")
+        if isinstance(file, dict) and file.get("file_id"):
+            raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
+    if isinstance(url, str) and not url.startswith("data:"):
+        raise Refused(400, f"{where} gives a URL the provider would fetch ({url[:80]!r}). Fix: give it inline as a "
+                      "data: URL")  # fmt: skip
+
+
+def forwarded_headers(headers: Any) -> tuple[dict[str, str], list[str]]:
+    """The agent's request headers that reach the provider (:data:`FORWARDED_HEADERS`, ``anthropic-beta`` cut to
+    :data:`LOCAL_BETAS`), and the names (and betas) dropped, for the call's log."""
+    kept: dict[str, str] = {}
+    dropped: list[str] = []
+    for key, value in headers.items():
+        name = key.lower()
+        if name not in FORWARDED_HEADERS:
+            dropped.append(name)
+            continue
+        if name == "anthropic-beta":
+            betas = [b.strip() for b in value.split(",") if b.strip()]
+            local = [b for b in betas if b.startswith(LOCAL_BETAS)]
+            dropped += [f"anthropic-beta:{b[:60]}" for b in betas if b not in local]
+            if not local:
+                continue
+            value = ",".join(local)
+        kept[key] = value
+    return kept, dropped
