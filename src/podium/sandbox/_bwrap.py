@@ -24,6 +24,7 @@ cgroups cannot be created, the run still happens, isolated and wall-clock limite
 memory, pids and cpu caps, and ``ExecResult.warnings`` says so. GPUs (``Limits.gpus``, host indices
 as nvidia-smi numbers them): their device files (``/dev/nvidia<minor>`` and the control devices) are
 bound into ``/dev``, nothing else of the host's devices. Not covered: the size of stdout/stderr.
+This module builds bwrap's options; :mod:`podium.sandbox._bwrap_run` runs and watches it.
 """
 
 from __future__ import annotations
