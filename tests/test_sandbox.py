@@ -650,7 +650,7 @@ def test_generated_cpuinfo_and_stat_keep_only_the_runs_cpus() -> None:
     block = "processor\t: {}\nmodel name\t: X\nsiblings\t: 4\ncpu cores\t: 4\n"
     host = "\n".join(block.format(i) for i in range(4)) + "\n"
     assert run_cpuinfo((1, 3), host) == "\n".join(block.format(i).replace(": 4", ": 2") for i in range(2)) + "\n"
-    stat = "cpu  10 0 10\ncpu0 1 0 1\ncpu1 2 0 2\ncpu2 3 0 3\ncpu3 4 0 4\nintr 99 1 2\nctxt 7\nbtime 5\n"
+    stat = "cpu  10 0 10\ncpu0 1 0 1\ncpu1 2 0 2\ncpu2 3 0 3\ncpu3 4 0 4\nintr 99 1 2\n\nctxt 7\nbtime 5\n"
     rows = [line.split() for line in run_stat((1, 3), stat).splitlines()]
     assert rows[:3] == [["cpu", "6", "0", "6"], ["cpu0", "2", "0", "2"], ["cpu1", "4", "0", "4"]], rows
     assert ["intr", "99"] in rows and ["ctxt", "7"] in rows and ["btime", "5"] in rows

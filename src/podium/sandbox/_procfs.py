@@ -21,6 +21,7 @@ most a second old (a read that straddles a rewrite may mix two seconds' figures)
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,6 +71,8 @@ def run_stat(cpus: Sequence[int], host_text: str) -> str:
     per_cpu: dict[int, list[int]] = {}
     other: dict[str, int] = {}
     for line in host_text.splitlines():
+        if not line.split():
+            continue
         name, *values = line.split()
         numbers = [int(v) for v in values if v.isdigit()]
         if name.startswith("cpu") and name[3:].isdigit():
@@ -99,7 +102,7 @@ class ProcView:
         self.cpus = cpus
         self.memory_cap = memory_cap
         self.meminfo_file = meminfo_file
-        self._host_meminfo = _read("/proc/meminfo")  # the layout, as the stage wrote it
+        self._host_meminfo = _read("/proc/meminfo")  # the host's layout, read once: a refresh changes only amounts
         self._binds: list[tuple[Path, str]] = []
         if cpus:
             listed = cpu_list(cpus) + "\n"
@@ -147,15 +150,14 @@ def _read(path: str) -> str:
 
 
 def _rewrite(path: Path, text: str) -> None:
-    """Overwrite ``path`` in place (the sandbox's bind follows its inode): the same size, one write."""
+    """Overwrite ``path`` in place (the sandbox's bind follows its inode): the same size, one write. A file that
+    cannot be rewritten keeps its last figures; the run goes on."""
     data = text.encode()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    try:
-        os.pwrite(fd, data, 0)
-        if os.fstat(fd).st_size != len(data):
-            os.ftruncate(fd, len(data))
-    finally:
-        os.close(fd)
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            os.pwrite(fd, data, 0)
+            if os.fstat(fd).st_size != len(data):
+                os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
