@@ -87,17 +87,23 @@ def test_an_agent_image_sees_its_own_limits_and_its_network_is_observed(
     docker_sandbox: DockerSandbox, busybox_image: str, work: Path
 ) -> None:
     """An agent's own image (no host Python, busybox only) gets the same view of its limits as the host image: its
-    cpuset, a /proc/meminfo of its cap, the thread variables; its network is observed before its shell starts."""
+    cpuset, a /proc/meminfo of its cap, its CPU alone in /proc/cpuinfo and /proc/stat, the thread variables; its network is observed before its shell starts."""
     sandbox = DockerSandbox.find(busybox_image)
     result = _run(
         sandbox,
         work,
-        ["sh", "-c", "echo NPROC $(nproc); grep -E '^(MemTotal|SwapTotal):' /proc/meminfo; echo OMP $OMP_NUM_THREADS"],
+        [
+            "sh",
+            "-c",
+            "echo NPROC $(nproc); grep -E '^(MemTotal|SwapTotal):' /proc/meminfo; echo OMP $OMP_NUM_THREADS; "
+            "echo CPUINFO $(grep -c ^processor /proc/cpuinfo) STAT $(grep -c '^cpu[0-9]' /proc/stat)",
+        ],
         Limits(wall_seconds=30, cpus=1, memory_bytes=256 * MiB),
     )
     assert result.exit_code == 0, (work / "stderr.txt").read_text()
     seen = (work / "stdout.txt").read_text().split()
-    assert seen == ["NPROC", "1", "MemTotal:", str(256 << 10), "kB", "SwapTotal:", "0", "kB", "OMP", "1"], seen
+    assert seen[:10] == ["NPROC", "1", "MemTotal:", str(256 << 10), "kB", "SwapTotal:", "0", "kB", "OMP", "1"], seen
+    assert seen[10:] == ["CPUINFO", "1", "STAT", "1"], seen  # its CPU alone in /proc/cpuinfo and /proc/stat
     assert result.network is not None and [i["name"] for i in result.network["interfaces"]] == ["lo"], result.network
     assert result.cpu_seconds is not None and result.cpu_seconds >= 0
 

@@ -613,6 +613,65 @@ def test_the_agent_sees_its_own_cpus_memory_and_threads(any_sandbox: Sandbox, jo
         assert seen["swap_kib"] == 0
 
 
+HOST_VIEW_PROBE = """
+import re, subprocess, time
+def available():
+    return int(re.search(r"MemAvailable:\\s+(\\d+)", open("/proc/meminfo").read()).group(1))
+before = available()
+held = bytearray(400 << 20)
+for i in range(0, len(held), 4096):  # touched, so charged to the run
+    held[i] = 1
+time.sleep(3.5)  # the harness refreshes meminfo with each one-second sample
+stat = [line.split()[0] for line in open("/proc/stat") if line.startswith("cpu")]
+print("NPROC_ALL", subprocess.run(["nproc", "--all"], capture_output=True, text=True).stdout.strip())
+print("CPUINFO", sorted(int(line.split(":")[1]) for line in open("/proc/cpuinfo") if line.startswith("processor")))
+print("STAT", stat)
+print("MEM", before, available())
+"""
+
+
+def test_the_agent_sees_only_its_cpus_in_proc_and_its_free_memory_live(isolated: Sandbox, job: Job) -> None:
+    """Issue 35 §6: with a CPU cap, nproc --all (glibc reads /sys/devices/system/cpu/possible), /proc/cpuinfo and
+    /proc/stat showed the host's CPUs; /proc/meminfo's MemAvailable was fixed at the start. Now they show the run's
+    CPUs only, renumbered from 0, and MemAvailable falls as the run's memory use grows (bwrap and docker)."""
+    result = job.run(isolated, HOST_VIEW_PROBE, limits=Limits(wall_seconds=120, cpus=1, memory_bytes=1 << 30))
+    assert result.exit_code == 0, job.stderr[-3000:]
+    seen = dict(line.split(" ", 1) for line in job.stdout.splitlines() if line[:1].isupper())
+    assert seen["NPROC_ALL"] == "1", seen
+    assert seen["CPUINFO"] == "[0]", seen
+    assert seen["STAT"] == "['cpu', 'cpu0']", seen
+    before, after = (int(n) for n in seen["MEM"].split())
+    assert before <= 1 << 20 and before - after >= 300 << 10, seen  # KiB: 400 MiB held, most of it seen
+
+
+def test_generated_cpuinfo_and_stat_keep_only_the_runs_cpus() -> None:
+    from podium.sandbox._procfs import run_cpuinfo, run_stat
+
+    block = "processor\t: {}\nmodel name\t: X\nsiblings\t: 4\ncpu cores\t: 4\n"
+    host = "\n".join(block.format(i) for i in range(4)) + "\n"
+    assert run_cpuinfo((1, 3), host) == "\n".join(block.format(i).replace(": 4", ": 2") for i in range(2)) + "\n"
+    stat = "cpu  10 0 10\ncpu0 1 0 1\ncpu1 2 0 2\ncpu2 3 0 3\ncpu3 4 0 4\nintr 99 1 2\n\nctxt 7\nbtime 5\n"
+    rows = [line.split() for line in run_stat((1, 3), stat).splitlines()]
+    assert rows[:3] == [["cpu", "6", "0", "6"], ["cpu0", "2", "0", "2"], ["cpu1", "4", "0", "4"]], rows
+    assert ["intr", "99"] in rows and ["ctxt", "7"] in rows and ["btime", "5"] in rows
+    busier = stat.replace("cpu1 2 0 2", "cpu1 123456789 0 2")
+    assert len(run_stat((1, 3), busier)) == len(run_stat((1, 3), stat))  # rewritten in place: the size never changes
+
+
+def test_refreshed_meminfo_follows_the_runs_use_at_one_size(tmp_path: Path) -> None:
+    from podium.sandbox._limits import write_meminfo
+    from podium.sandbox._procfs import ProcView
+
+    limits = Limits(wall_seconds=1, memory_bytes=1 << 30)
+    view = ProcView(tmp_path, (0,), limits.memory_bytes, write_meminfo(tmp_path, limits))
+    first = (tmp_path / "meminfo").read_text()
+    view.refresh(600 << 20)
+    after = (tmp_path / "meminfo").read_text()
+    available = int(next(line.split()[1] for line in after.splitlines() if line.startswith("MemAvailable")))
+    assert len(after) == len(first) and available <= (1 << 20) - (600 << 10), after
+    assert {inside for _, inside in view.proc_binds()} == {"/proc/cpuinfo", "/proc/stat", "/proc/meminfo"}
+
+
 def test_cpu_shares_spread_concurrent_runs_over_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     from podium.sandbox._limits import cpu_share
 

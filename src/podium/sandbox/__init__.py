@@ -38,7 +38,8 @@ path to the agent (:mod:`~podium.sandbox._stage`); the disk cap, a filesystem pe
 periodic check (:mod:`~podium.sandbox._disk`); one seccomp policy (:mod:`~podium.sandbox._seccomp`).
 In every sandbox what the writable mounts hold when a run ends is handed to the harness's user as
 plain files, folders and links (:mod:`~podium.sandbox._handback`); the agent sees its own limits (CPUs pinned
-to its cap, a ``/proc/meminfo`` of its memory cap, the BLAS thread variables, :mod:`~podium.sandbox._limits`);
+to its cap, a ``/proc/meminfo`` of its memory cap, the BLAS thread variables, :mod:`~podium.sandbox._limits`;
+its CPUs in ``/proc/cpuinfo``, ``/proc/stat`` and ``/sys``, its free memory live, :mod:`~podium.sandbox._procfs`);
 its network is observed in its namespace before it starts (``ExecResult.network``,
 :mod:`~podium.sandbox._network`); :func:`run_compute` says what compute the run had and used, and
 :func:`shortfalls` what of a named setting (:data:`HARDWARE`) this machine cannot give. ``ExecResult.warnings`` lists

@@ -24,36 +24,30 @@ cgroups cannot be created, the run still happens, isolated and wall-clock limite
 memory, pids and cpu caps, and ``ExecResult.warnings`` says so. GPUs (``Limits.gpus``, host indices
 as nvidia-smi numbers them): their device files (``/dev/nvidia<minor>`` and the control devices) are
 bound into ``/dev``, nothing else of the host's devices. Not covered: the size of stdout/stderr.
+This module builds bwrap's options; :mod:`podium.sandbox._bwrap_run` runs and watches it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import os
 import platform
-import select
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
 
 from podium.errors import PodiumError
 from podium.sandbox import _seccomp
-from podium.sandbox._cgroup import RunCgroup, new_run_id
-from podium.sandbox._disk import DiskWatch
-from podium.sandbox._gpu import DRIVER_ROOT, GpuMonitor, device_files, driver_folder, list_gpus
+from podium.sandbox._bwrap_run import StartGate, run_in_cgroup
+from podium.sandbox._gpu import DRIVER_ROOT, device_files, driver_folder, list_gpus
 from podium.sandbox._ids import probe_ids
-from podium.sandbox._limits import CPU_ONLINE, cpu_share, thread_env, write_cpu_online
-from podium.sandbox._network import observe_network
-from podium.sandbox._process import Watched, descendants, kill_tree, open_gate, proc_usage, spawn_gated, watch
+from podium.sandbox._limits import cpu_share, thread_env
+from podium.sandbox._procfs import ProcView
 from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
 from podium.sandbox._stage import HOME, HOSTNAME, Staged, staged
-from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, check_request, host_path_of
+from podium.sandbox._types import ExecResult, Limits, Mount, check_request, host_path_of
 
 #: PATH inside a root-filesystem environment.
 ROOTFS_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
@@ -78,8 +72,6 @@ ETC_ENTRIES = (
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 PROC_MASKED_FILES = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug")
 PROC_MASKED_FOLDERS = ("acpi", "asound", "scsi")
-_GATE_TIMEOUT_SECONDS = 30.0
-_MAX_INFO_BYTES = 1 << 16
 INSTALL_HINT = (
     "Fix: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora), "
     "or choose the 'local' sandbox, which does not isolate the agent at all."
@@ -143,13 +135,14 @@ class BwrapSandbox:
             open(stderr, "wb") as err,
             StartGate() as gate,
         ):
+            view = ProcView(stage.etc_dir, cpus, limits.memory_bytes, stage.meminfo)
             seccomp_fd = _seccomp.program_fd() if _seccomp.supported() else None
             args_fd = None
             try:
                 options = self.options(
                     staged=stage,
                     env=thread_env(cpus, env),
-                    cpu_online=write_cpu_online(stage.etc_dir, cpus),
+                    view=view,
                     workdir=workdir,
                     devices=devices,
                     seccomp_fd=seccomp_fd,
@@ -160,7 +153,7 @@ class BwrapSandbox:
                 # bwrap reads its options from a file descriptor: its command line (pid 1's, inside) is only
                 # `bwrap --args N -- COMMAND`, with no host path and no environment value in it
                 args_fd = _memfd("podium-bwrap-args", b"".join(os.fsencode(a) + b"\0" for a in options))
-                result = _run_in_cgroup(
+                result = run_in_cgroup(
                     [self.executable, "--args", str(args_fd), "--", *command],
                     limits,
                     out,
@@ -171,6 +164,7 @@ class BwrapSandbox:
                     samples_file=samples_file,
                     cpus=cpus,
                     gate=gate,
+                    view=view,
                 )
             finally:
                 for fd in (seccomp_fd, args_fd):
@@ -201,14 +195,15 @@ class BwrapSandbox:
         covers: Sequence[Cover] = (),
         gpus: Sequence[int] = (),
         gate: StartGate | None = None,
-        cpu_online: Path | None = None,
+        view: ProcView | None = None,
     ) -> list[str]:
         """bwrap's options (what comes before ``-- COMMAND``) for a run whose mounts were staged as ``staged``.
 
         ``devices`` are host device files (a run's GPUs, host indices ``gpus``) bound into the sandbox's ``/dev``;
         ``covers`` are the dotfiles and credential files in the host Python's folders, covered; ``gate`` holds the
-        command until the run's network was observed; ``cpu_online`` is shown at ``/sys/devices/system/cpu/online``
-        (the run's pinned CPUs), in an otherwise empty read-only ``/sys``.
+        command until the run's network was observed; ``view`` holds the run's own ``/proc/meminfo``, ``cpuinfo``,
+        ``stat`` and CPU lists of ``/sys/devices/system/cpu`` (its pinned CPUs), bound over ``/proc``'s and into an
+        otherwise empty read-only ``/sys``.
         """
         args = [*namespace_options(staged.uid, staged.gid), "--clearenv"]
         if gate is not None:
@@ -225,10 +220,13 @@ class BwrapSandbox:
             args += system_binds()
             args += etc_binds(staged.etc_dir)
         args += ["--proc", "/proc", *proc_covers(), *gpu_driver_covers(gpus)]
-        if staged.meminfo is not None:  # the run's memory cap as its MemTotal
-            args += ["--ro-bind", str(staged.meminfo), "/proc/meminfo"]
-        if cpu_online is not None:  # its CPUs as the online ones (os.cpu_count()); nothing else of the host's /sys
-            args += ["--tmpfs", "/sys", "--ro-bind", str(cpu_online), CPU_ONLINE, "--remount-ro", "/sys"]
+        for source, inside in view.proc_binds() if view is not None else ():  # its memory cap, its CPUs
+            args += ["--ro-bind", str(source), inside]
+        if view is not None and view.sys_binds():  # its CPUs as the online ones; nothing else of the host's /sys
+            args += ["--tmpfs", "/sys"]
+            for source, inside in view.sys_binds():
+                args += ["--ro-bind", str(source), inside]
+            args += ["--remount-ro", "/sys"]
         args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible
         for source, target in staged.prefixes:
@@ -350,167 +348,6 @@ def gpu_device_files(indices: Sequence[int]) -> list[str]:
     for index in indices:
         files += [f for f in device_files(gpus[index]) if f not in files]
     return files
-
-
-def _run_in_cgroup(
-    argv: list[str],
-    limits: Limits,
-    out: IO[bytes],
-    err: IO[bytes],
-    disk: DiskWatch | None,
-    *,
-    pass_fds: tuple[int, ...] = (),
-    ids: tuple[int, int] | None = None,
-    samples_file: Path | None = None,
-    cpus: tuple[int, ...] | None = None,
-    gate: StartGate | None = None,
-) -> ExecResult:
-    cgroup = RunCgroup.create(new_run_id(), limits)
-    try:
-        watched = _watch_in(cgroup, argv, limits, out, err, disk, pass_fds, ids, samples_file, cpus, gate)
-        killed_for: KilledFor | None = (
-            "time" if watched.timed_out else "disk" if watched.over_disk else "memory" if cgroup.oom_killed() else None
-        )
-        peak = cgroup.peak_memory_bytes()
-        if peak is None:
-            peak = max(watched.max_rss_bytes, watched.samples.max_rss_bytes)
-        cpu_seconds = cgroup.cpu_seconds()
-    finally:
-        cgroup.kill_all()  # nothing can outlive bwrap's pid namespace, but make sure before removing the groups
-        cgroup.remove()
-    return ExecResult(
-        exit_code=watched.exit_code,
-        timed_out=watched.timed_out,
-        killed_for=killed_for,
-        seconds=watched.seconds,
-        peak_memory_bytes=peak,
-        samples=list(watched.samples),
-        warnings=cgroup.warnings,
-        cpu_seconds=cpu_seconds if cpu_seconds is not None else watched.cpu_seconds,
-        network=gate.network if gate is not None else None,
-    )
-
-
-def _watch_in(
-    cgroup: RunCgroup,
-    argv: list[str],
-    limits: Limits,
-    out: IO[bytes],
-    err: IO[bytes],
-    disk: DiskWatch | None,
-    pass_fds: tuple[int, ...],
-    ids: tuple[int, int] | None,
-    samples_file: Path | None = None,
-    cpus: tuple[int, ...] | None = None,
-    gate: StartGate | None = None,
-) -> Watched:
-    # as root, bwrap itself runs as the agent's unprivileged id: the user namespace it makes then maps the
-    # agent to that id, never to host root (which may write /proc/sys whatever the capabilities)
-    process = spawn_gated(
-        argv, env={"PATH": "/usr/bin:/bin"}, cwd=Path("/"), stdout=out, stderr=err, pass_fds=pass_fds, ids=ids
-    )
-    try:
-        if gate is not None:
-            gate.spawned()
-        cgroup.enter(process.pid, limits)
-        if cpus is not None:
-            os.sched_setaffinity(process.pid, cpus)
-        open_gate(process)
-        if gate is not None:
-            gate.observe_and_release()
-
-        def measure() -> tuple[float, int]:
-            cpu, memory = cgroup.cpu_seconds(), cgroup.memory_bytes()
-            if cpu is None or memory is None:
-                proc_cpu, proc_rss = proc_usage(cgroup.pids() or descendants(process.pid))
-                cpu, memory = proc_cpu if cpu is None else cpu, proc_rss if memory is None else memory
-            return cpu, memory
-
-        return watch(
-            process,
-            wall_seconds=limits.wall_seconds,
-            measure=measure,
-            kill=lambda: _kill(process.pid, cgroup),
-            gpus=GpuMonitor(limits.gpus) if limits.gpus else None,
-            disk=disk,
-            samples_file=samples_file,
-        )
-    finally:
-        if process.returncode is None:  # the harness itself failed or was interrupted
-            _kill(process.pid, cgroup)
-            process.wait()
-
-
-class StartGate:
-    """bwrap's ``--info-fd`` (which names the sandbox's pid 1 once its namespaces exist) and ``--block-fd`` (which
-    holds the command until a byte arrives): the run's network is observed in between
-    (:func:`~podium.sandbox._network.observe_network`), before the agent's first instruction."""
-
-    def __init__(self) -> None:
-        self._info_read, self._info_write = os.pipe()
-        self._block_read, self._block_write = os.pipe()
-        self.network: dict[str, Any] | None = None
-
-    def __enter__(self) -> StartGate:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for name in ("_info_read", "_info_write", "_block_read", "_block_write"):
-            self._close(name)
-
-    def _close(self, name: str) -> None:
-        fd = getattr(self, name)
-        if fd is not None:
-            os.close(fd)
-            setattr(self, name, None)
-
-    @property
-    def child_fds(self) -> tuple[int | None, int | None]:
-        """The descriptors bwrap inherits."""
-        return self._info_write, self._block_read
-
-    def options(self) -> list[str]:
-        return ["--info-fd", str(self._info_write), "--block-fd", str(self._block_read)]
-
-    def spawned(self) -> None:
-        """bwrap started: close this side's copies of its ends (so that its exit reads as the end of its info)."""
-        self._close("_info_write")
-        self._close("_block_read")
-
-    def observe_and_release(self, timeout: float = _GATE_TIMEOUT_SECONDS) -> None:
-        """Read bwrap's info, observe the sandbox's network through its pid 1, then let the command run."""
-        try:
-            pid = self._child_pid(timeout)
-            self.network = (
-                observe_network(pid)
-                if pid is not None
-                else {"error": "bubblewrap ended before its sandbox started, or did not say its pid"}
-            )
-        finally:
-            with contextlib.suppress(OSError):
-                os.write(self._block_write, b"1")
-            self._close("_block_write")
-
-    def _child_pid(self, timeout: float) -> int | None:
-        assert self._info_read is not None
-        deadline = time.monotonic() + timeout
-        data = b""
-        while len(data) < _MAX_INFO_BYTES:
-            ready, _, _ = select.select([self._info_read], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(self._info_read, 4096) if ready else b""
-            if not chunk:
-                return None
-            data += chunk
-            with contextlib.suppress(ValueError):
-                pid = json.loads(data).get("child-pid")
-                return pid if isinstance(pid, int) and pid > 0 else None
-        return None
-
-
-def _kill(outer_pid: int, cgroup: RunCgroup) -> None:
-    """Kill bwrap and everything below it. Killing bwrap's pid 1 ends its whole pid namespace at once."""
-    kill_tree(outer_pid)
-    cgroup.kill_all()
 
 
 @functools.cache

@@ -55,16 +55,17 @@ from podium.sandbox._docker_watch import (
     engine_lost,
     kill_settled,
     pump,
+    release,
     remove_run_groups,
+    start_error,
     stats,
     stop,
     sweep_abandoned_groups,
 )
 from podium.sandbox._gpu import GpuMonitor
-from podium.sandbox._limits import cpu_share, thread_env, write_cpu_online
-from podium.sandbox._loopback import LoopbackRelay
-from podium.sandbox._network import observe_network
+from podium.sandbox._limits import cpu_share, thread_env
 from podium.sandbox._process import sample_of
+from podium.sandbox._procfs import ProcView
 from podium.sandbox._python import host_python
 from podium.sandbox._stage import staged
 from podium.sandbox._types import ExecResult, KilledFor, Limits, Mount, SampleLog, check_request
@@ -169,6 +170,7 @@ class DockerSandbox:
         command = ["/bin/sh", "-c", f'read _ < {READY_FIFO}; exec "$@"', "podium", *command]
         try:
             with cpu_share(limits) as cpus, staged(mounts, limits, python.shown if python else []) as stage:
+                view = ProcView(stage.etc_dir, cpus, limits.memory_bytes, stage.meminfo)
                 config = self.create_config(
                     command,
                     mounts=stage.mounts,
@@ -181,8 +183,7 @@ class DockerSandbox:
                     etc_dir=stage.etc_dir,
                     covers=python.covers if python else (),
                     cpuset=cpus,
-                    meminfo=stage.meminfo,
-                    cpu_online=write_cpu_online(stage.etc_dir, cpus),
+                    generated=[*view.proc_binds(), *view.sys_binds()],
                 )
                 container = self._create(config)
                 try:
@@ -196,6 +197,7 @@ class DockerSandbox:
                         relays,
                         ready,
                         samples_file,
+                        view,
                     )
                 finally:
                     briefly(lambda: container.remove(force=True), STOP_TIMEOUT_SECONDS)
@@ -237,6 +239,7 @@ class DockerSandbox:
         relays: Mapping[int, Path] | None = None,
         ready: Path | None = None,
         samples_file: Path | None = None,
+        view: ProcView | None = None,
     ) -> ExecResult:
         import docker
 
@@ -256,17 +259,19 @@ class DockerSandbox:
             try:
                 container.start()
             except docker.errors.APIError as error:
-                raise PodiumError(_start_error(error, limits)) from None
+                raise PodiumError(start_error(error, limits)) from None
             except Exception as error:  # no answer at all: the engine died while starting the container
                 emptied = kill_settled(group) if group is not None else False
                 raise HarnessError(engine_lost(0, f"{type(error).__name__}: {error}", emptied)) from None
-            network = _release(container, relays or {}, ready, held)
+            network = release(container, relays or {}, ready, held)
             started = time.monotonic()
             waiter = Waiter(container)
             waiter.start()
             live = SampleLog(live=samples_file)
             try:
-                samples, peak, stopped_for = self._watch(container, limits, started, waiter.done, group, disk, live)
+                samples, peak, stopped_for = self._watch(
+                    container, limits, started, waiter.done, group, disk, live, view
+                )
             finally:
                 live.close()
             seconds = time.monotonic() - started
@@ -309,6 +314,7 @@ class DockerSandbox:
         group: RunCgroup | None,
         disk: DiskWatch | None,
         samples: SampleLog,
+        view: ProcView | None = None,
     ) -> tuple[SampleLog, int | None, KilledFor | None]:
         """Sample until the container exits (or the engine is lost) or a limit passes; (samples, peak memory,
         the limit that passed)."""
@@ -325,6 +331,8 @@ class DockerSandbox:
                     cpu, rss, max_usage = reading
                     samples.add(sample_of(elapsed, (cpu, rss), gpus))
                     peak = max(peak or 0, rss, max_usage or 0)
+                if view is not None:  # the run's /proc/stat and meminfo, current
+                    view.refresh(reading[1] if reading is not None else None)
                 next_sample = (next_sample // _SAMPLE_EVERY_SECONDS + 1) * _SAMPLE_EVERY_SECONDS
                 if disk is not None and disk.over(elapsed):
                     return samples, peak, "disk"
@@ -371,36 +379,3 @@ def _pid_exists(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _release(
-    container: Any, relays: Mapping[int, Path], ready: Path | None, held: contextlib.ExitStack
-) -> dict[str, Any]:
-    """Observe the held container's network, listen on its loopback for its socket mounts' ports (until ``held``
-    closes), then let its command start; the network observed."""
-    try:
-        container.reload()
-        pid = int(container.attrs["State"].get("Pid") or 0)
-        if pid <= 0:
-            return {"error": "the container ended before its network could be observed"}
-        network = observe_network(pid)
-        if relays:
-            held.callback(LoopbackRelay(pid, relays).start().stop)
-        return network
-    finally:
-        if ready is not None:
-            # O_RDWR never blocks on a FIFO; the line waits in the pipe until the container's shell reads it
-            fd = os.open(ready / "ready", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-            held.callback(os.close, fd)
-            os.write(fd, b"go\n")
-
-
-def _start_error(error: Any, limits: Limits) -> str:
-    text = str(getattr(error, "explanation", None) or error)
-    if limits.gpus and ("device driver" in text or "gpu" in text.lower()):
-        return (
-            f"Docker could not give the container GPU(s) {list(limits.gpus)}: {text}. Fix: install the NVIDIA "
-            "Container Toolkit on this host and register it with the engine (nvidia-ctk runtime configure "
-            "--runtime=docker, then restart dockerd), or run with --gpus 0."
-        )
-    return f"Docker could not start the run's container: {text}"

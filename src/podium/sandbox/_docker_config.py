@@ -18,7 +18,6 @@ from typing import Any
 
 from podium.sandbox import _seccomp
 from podium.sandbox._bwrap import ETC_ENTRIES, default_env
-from podium.sandbox._limits import CPU_ONLINE
 from podium.sandbox._python import SYSTEM_DIRS, Cover, host_python
 from podium.sandbox._stage import EMPTY_FILE, HOME, HOSTNAME
 from podium.sandbox._types import Limits, Mount
@@ -49,16 +48,15 @@ def container_config(
     etc_dir: Path | None = None,
     covers: Sequence[Cover] = (),
     cpuset: Sequence[int] | None = None,
-    meminfo: Path | None = None,
-    cpu_online: Path | None = None,
+    generated: Sequence[tuple[Path, str]] = (),
 ) -> dict[str, Any]:
     """The keyword arguments for ``containers.create`` of one run in ``image`` (``host``: podium's host image).
 
     ``prefixes`` are the (source, target) folders and files of the host's Python (default: this one's, bound
     as they are) and ``covers`` the dotfiles and credential files in them, covered; ``etc_dir`` holds the run's
     generated passwd and group, bound over the host image's. ``cpuset`` are the CPUs the container is pinned
-    to, ``meminfo`` the file shown at ``/proc/meminfo`` and ``cpu_online`` the one shown at
-    ``/sys/devices/system/cpu/online`` (those CPUs; :mod:`podium.sandbox._limits`).
+    to; ``generated`` are (file, where it is shown) of the run's own ``/proc/meminfo``, ``/proc/cpuinfo``,
+    ``/proc/stat`` and ``/sys/devices/system/cpu/{online,possible,present}`` (:mod:`podium.sandbox._procfs`).
     """
     from docker.types import DeviceRequest, LogConfig
     from docker.types import Mount as DockerMount
@@ -81,10 +79,9 @@ def container_config(
                 binds.append(DockerMount(f"/etc/{name}", str(etc_dir / name), type="bind", read_only=True))
     for mount in mounts:
         binds.append(DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable))
-    if meminfo is not None:  # runc allows this one file of /proc to be replaced (as LXCFS does)
-        binds.append(DockerMount("/proc/meminfo", str(meminfo), type="bind", read_only=True))
-    if cpu_online is not None:  # the CPUs it is pinned to as the online ones (os.cpu_count())
-        binds.append(DockerMount(CPU_ONLINE, str(cpu_online), type="bind", read_only=True))
+    # runc allows these files of /proc to be replaced (as LXCFS does); /sys's are the CPUs it is pinned to
+    for source, inside in generated:
+        binds.append(DockerMount(inside, str(source), type="bind", read_only=True))
     memory = limits.memory_bytes
     tmpfs = {"/tmp": "rw,nosuid,nodev"}
     if host:

@@ -1,14 +1,20 @@
-"""Watching a Docker run: its output, its end, its usage, and stopping it with or without the engine."""
+"""Watching a Docker run: letting it start, its output, its end, its usage, and stopping it with or without the
+engine."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from podium.sandbox._cgroup import CGROUP_ROOT, RunCgroup, remove_abandoned
+from podium.sandbox._loopback import LoopbackRelay
+from podium.sandbox._network import observe_network
+from podium.sandbox._types import Limits
 
 __all__ = [
     "STOP_TIMEOUT_SECONDS",
@@ -18,7 +24,9 @@ __all__ = [
     "engine_lost",
     "kill_settled",
     "pump",
+    "release",
     "remove_run_groups",
+    "start_error",
     "stats",
     "stop",
     "sweep_abandoned_groups",
@@ -152,3 +160,37 @@ def remove_run_groups(run_id: str, group: RunCgroup) -> None:
                         if child.is_dir():
                             child.rmdir()
                     path.rmdir()
+
+
+def release(
+    container: Any, relays: Mapping[int, Path], ready: Path | None, held: contextlib.ExitStack
+) -> dict[str, Any]:
+    """Observe the held container's network, listen on its loopback for its socket mounts' ports (until ``held``
+    closes), then let its command start; the network observed."""
+    try:
+        container.reload()
+        pid = int(container.attrs["State"].get("Pid") or 0)
+        if pid <= 0:
+            return {"error": "the container ended before its network could be observed"}
+        network = observe_network(pid)
+        if relays:
+            held.callback(LoopbackRelay(pid, relays).start().stop)
+        return network
+    finally:
+        if ready is not None:
+            # O_RDWR never blocks on a FIFO; the line waits in the pipe until the container's shell reads it
+            fd = os.open(ready / "ready", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+            held.callback(os.close, fd)
+            os.write(fd, b"go\n")
+
+
+def start_error(error: Any, limits: Limits) -> str:
+    """The one-line error for a container the engine would not start (GPUs named where they are why)."""
+    text = str(getattr(error, "explanation", None) or error)
+    if limits.gpus and ("device driver" in text or "gpu" in text.lower()):
+        return (
+            f"Docker could not give the container GPU(s) {list(limits.gpus)}: {text}. Fix: install the NVIDIA "
+            "Container Toolkit on this host and register it with the engine (nvidia-ctk runtime configure "
+            "--runtime=docker, then restart dockerd), or run with --gpus 0."
+        )
+    return f"Docker could not start the run's container: {text}"

@@ -15,8 +15,8 @@ A cgroup caps what a run may use, but a program sizes itself from what it sees: 
   ``PYTHON_CPU_COUNT`` (``os.cpu_count()`` from Python 3.13) are set to that number of CPUs, unless the
   run's own environment (the agent's ``agent.yaml``) sets them (:func:`thread_env`).
 * **Memory**: ``/proc/meminfo`` is replaced by a generated file (:func:`meminfo`) whose ``MemTotal``
-  is the cap and ``MemFree``/``MemAvailable`` what the cap leaves free at the start (never more than
-  the host has free then), with no swap. It is a snapshot: it does not follow the run's use.
+  is the cap and ``MemFree``/``MemAvailable`` what the run's use leaves of it (never more than the host
+  has available), with no swap; :class:`podium.sandbox._procfs.ProcView` rewrites it every second.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "THREAD_VARIABLES",
     "cpu_list",
     "cpu_share",
+    "host_available_bytes",
     "host_memory_bytes",
     "meminfo",
     "thread_env",
@@ -112,26 +113,28 @@ def host_memory_bytes(meminfo_text: str | None = None) -> int | None:
     return total * _KIB if total is not None else None
 
 
-def meminfo(cap_bytes: int, host_text: str | None = None) -> str:
-    """A ``/proc/meminfo`` for a run capped at ``cap_bytes``, in the host's layout (``host_text``, default this
-    machine's): ``MemTotal`` the cap (or the host's total, when less), ``MemFree`` and ``MemAvailable`` what of it
-    the host has available now, every other amount 0 (no swap, no cache of its own yet)."""
+def meminfo(cap_bytes: int, host_text: str | None = None, used_bytes: int = 0, available: int | None = None) -> str:
+    """A ``/proc/meminfo`` for a run capped at ``cap_bytes`` that uses ``used_bytes`` now, in the host's layout
+    (``host_text``, default this machine's): ``MemTotal`` the cap (or the host's total, when less), ``MemFree``
+    and ``MemAvailable`` what of it the run leaves (never more than the host has available now, or ``available`` bytes when given), every other
+    amount 0 (no swap, no cache of its own). Amounts are 12 digits wide, so its size never changes."""
     text = host_text if host_text is not None else _read_meminfo()
     fields = _fields(text)
     cap = cap_bytes // _KIB
     total = min(cap, fields.get("MemTotal", cap))
-    free = min(total, fields.get("MemAvailable", fields.get("MemFree", total)))
+    host_free = fields.get("MemAvailable", fields.get("MemFree", total)) if available is None else available // _KIB
+    free = max(0, min(total - used_bytes // _KIB, host_free))
     values = {"MemTotal": total, "MemFree": free, "MemAvailable": free}
     lines = []
     for line in text.splitlines():
         name, _, rest = line.partition(":")
         parts = rest.split()
         if len(parts) == 2 and parts[1] == "kB" and name not in _KEPT_FIELDS:
-            lines.append(f"{name + ':':<16}{values.get(name, 0):>8} kB")
+            lines.append(f"{name + ':':<16}{values.get(name, 0):>12} kB")
         elif name:
             lines.append(line)
     if "MemTotal" not in fields:  # not Linux's layout: the three lines that matter
-        lines = [f"{name + ':':<16}{value:>8} kB" for name, value in values.items()]
+        lines = [f"{name + ':':<16}{value:>12} kB" for name, value in values.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -143,6 +146,13 @@ def write_meminfo(folder: Path, limits: Limits) -> Path | None:
     path.write_text(meminfo(limits.memory_bytes))
     path.chmod(0o644)
     return path
+
+
+def host_available_bytes() -> int | None:
+    """This machine's ``MemAvailable`` (``MemFree`` where it has none) in bytes, None where it cannot be read."""
+    fields = _fields(_read_meminfo())
+    free = fields.get("MemAvailable", fields.get("MemFree"))
+    return free * _KIB if free is not None else None
 
 
 def _read_meminfo() -> str:
