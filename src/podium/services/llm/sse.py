@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.services.llm.accounting import Usage
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "MAX_ASSEMBLED_CHARS",
@@ -28,6 +29,7 @@ __all__ = [
 
 #: The most of one event that is held to be read (larger ones pass through unread).
 MAX_EVENT_BYTES = 8 << 20
+_EVENT_DEPTH = 500  # the deepest event parsed (a provider's event nests a few levels; the model's own JSON more)
 
 
 @dataclass
@@ -75,8 +77,8 @@ def _parse(raw: bytes) -> Event:
     value = None
     if payload and payload.strip() != b"[DONE]":
         try:
-            value = json.loads(payload)
-        except ValueError:
+            value = loads(payload, max_bytes=len(payload), max_depth=_EVENT_DEPTH, what="the event")
+        except UntrustedJSONError:  # not JSON, or nested too deep to read (RecursionError): passed on as it came
             value = None
     return Event(raw, name, value)
 
