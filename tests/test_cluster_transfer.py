@@ -19,16 +19,8 @@ import pytest
 
 from podium.cluster import UnpackRefused, parse_cluster, parse_resource, public_digest
 from podium.cluster.node import OUTBOX_TTL_S, _sweep_outbox, drop_part, node_cache, outbox, read_part
-from podium.cluster.tarball import (
-    MAX_DEPTH,
-    ChunkStream,
-    Packed,
-    file_chunks,
-    pack,
-    tar_bound,
-    unpack,
-    unpack_fresh,
-)
+from podium.cluster.packing import MAX_DEPTH, Packed, file_chunks, pack, tar_bound
+from podium.cluster.tarball import ChunkStream, unpack, unpack_fresh
 from podium.cluster.transfer import cache_public, check_public, unpack_once
 from podium.data.checksums import digest_tree
 from podium.errors import HarnessError, UsageError
@@ -391,7 +383,7 @@ def test_a_ray_client_session_the_head_could_not_start_is_asked_again(
     server starts a process per session and, under load, missed its own deadline), shown as "no Ray cluster
     answers" with the reason cut to its first line. Such a failure is asked again; its reason is shown whole."""
     ray = pytest.importorskip("ray")
-    from podium.cluster import driver
+    from podium.cluster import session
 
     failure = (
         "Initialization failure from server:\nTraceback (most recent call last):\n  ...\nRuntimeError: Proxy failed"
@@ -406,12 +398,12 @@ def test_a_ray_client_session_the_head_could_not_start_is_asked_again(
 
         return init
 
-    monkeypatch.setattr(driver, "_probe", lambda address: None)
-    monkeypatch.setattr(driver.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(session, "_probe", lambda address: None)
+    monkeypatch.setattr(session.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.setattr(ray, "init", failing(2, ConnectionAbortedError(failure)))
-    assert driver.connect("ray://127.0.0.1:10001") is ray and len(calls) == 3
+    assert session.connect("ray://127.0.0.1:10001") is ray and len(calls) == 3
     assert capsys.readouterr().err.splitlines() == [
         "the Ray Client server at ray://127.0.0.1:10001 could not start a session (Initialization failure from "
         f"server: RuntimeError: Proxy failed); trying again ({n} of 3)"
@@ -420,18 +412,18 @@ def test_a_ray_client_session_the_head_could_not_start_is_asked_again(
     calls.clear()
     monkeypatch.setattr(ray, "init", failing(99, ConnectionAbortedError(failure)))
     with pytest.raises(UsageError, match=r"answered but could not start a session .* in 3 attempts .*Proxy failed"):
-        driver.connect("ray://127.0.0.1:10001")
+        session.connect("ray://127.0.0.1:10001")
     assert len(calls) == 3
     calls.clear()
     monkeypatch.setattr(ray, "init", failing(99, ConnectionError("refused\nmore")))
     with pytest.raises(UsageError, match=r"no Ray cluster answers at '127\.0\.0\.1:6379' \(refused: more\)"):
-        driver.connect("127.0.0.1:6379")
+        session.connect("127.0.0.1:6379")
     assert len(calls) == 1, "a head's own address is asked once"
 
 
 def test_a_stale_address_file_of_this_machine_is_refused_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--cluster ray with no RAY_ADDRESS: the cluster this machine last started, as Ray's address file names it."""
-    from podium.cluster.driver import _probe
+    from podium.cluster.session import _probe
 
     (tmp_path / "ray").mkdir()
     (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:1\n")

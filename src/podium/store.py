@@ -44,6 +44,7 @@ from typing import Any
 from podium import owner
 from podium.paths import exchange_folders, fsync_dir, write_durably
 from podium.records import MEDAL_FLAGS, RunRecord
+from podium.untrusted import RECORD_MAX_BYTES, read_json
 
 __all__ = ["INDEX_NAME", "STAGING_NAME", "RunStore"]
 
@@ -345,7 +346,7 @@ def _backfill_placement(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT rowid, record_path FROM runs WHERE status IS NOT NULL").fetchall()
     for rowid, record_path in rows:
         try:
-            grade = json.loads(Path(record_path).read_bytes()).get("grade") or {}
+            grade = read_json(record_path, max_bytes=RECORD_MAX_BYTES, what="the record").get("grade") or {}
         except (OSError, ValueError, AttributeError):
             continue  # a missing or broken record stays unplaced (reconcile deals with it)
         if isinstance(grade, dict):
@@ -358,7 +359,7 @@ def _backfill_placement(db: sqlite3.Connection) -> None:
 def _read_record(path: Path, group: str, competition_id: str, seed: int) -> RunRecord | None:
     """The record of a final run folder, or None (with a line saying why) when it cannot stand for that run."""
     try:
-        record = RunRecord.from_dict(json.loads(path.read_bytes()))
+        record = RunRecord.from_dict(read_json(path, max_bytes=RECORD_MAX_BYTES, what="the record"))
         where = (record.run_group, record.competition_id, record.seed)
         _row(record, path)  # every field the index needs is there
     except (OSError, ValueError, KeyError, TypeError) as error:

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from podium.errors import HarnessError
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "DOLOS_VERSION",
@@ -175,7 +176,10 @@ def run_dolos(
         raise DolosError(f"Dolos ran past {timeout:.0f} s on {len(paths)} files") from exc
     if done.returncode != 0:
         raise DolosError(f"the Dolos driver failed (exit {done.returncode}): {done.stderr.strip()[-400:]}")
-    data = json.loads(done.stdout)
+    try:  # the driver's own JSON, but about files the agent wrote: bounded, and a failure is Dolos's
+        data = loads(done.stdout, max_bytes=256 << 20, what="the Dolos driver's output")
+    except UntrustedJSONError as error:
+        raise DolosError(str(error)) from None
     pairs = tuple(
         DolosPair(
             str(p["left"]),

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +45,7 @@ import numpy as np
 from podium.audit.logits import TokenScorer
 from podium.competition import Competition
 from podium.errors import UsageError
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "MEASURES",
@@ -275,8 +275,8 @@ def _scored(
 def load_familiarity(path: Path) -> dict[str, Any]:
     """A familiarity file that `podium familiarity` wrote; a usage error names what is wrong with it."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads(path.read_bytes(), max_bytes=64 << 20, what="the familiarity file")
+    except (OSError, UntrustedJSONError) as exc:
         raise UsageError(
             f"--familiarity {path}: not a readable JSON file ({exc}); give `podium familiarity`'s output"
         ) from None

@@ -39,6 +39,7 @@ import numpy as np
 
 from podium.agents.llm import PROVIDERS
 from podium.errors import UsageError
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -143,6 +144,7 @@ def _api_url(base_url: str, path: str) -> str:
 #: time of the answer and fresh permission ids), left out of the cache's key.
 _VOLATILE_MODEL_FIELDS = ("created", "permission")
 _MODELS_BYTES = 8 << 20
+_ANSWER_BYTES = 256 << 20  # a scored prompt: every token with its logprob, for documents up to the context
 
 
 class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
@@ -202,7 +204,7 @@ class ServerScorer:
         request = urllib.request.Request(url, headers=self._headers(), method="GET")
         try:
             with _NO_REDIRECTS.open(request, timeout=min(self.timeout_s, 30.0)) as response:
-                listed = json.loads(response.read(_MODELS_BYTES + 1)[:_MODELS_BYTES])
+                listed = loads(response.read(_MODELS_BYTES + 1), max_bytes=_MODELS_BYTES, what="/v1/models")
         except (urllib.error.URLError, OSError, ValueError):
             return None
         entries = listed.get("data") if isinstance(listed, dict) else None
@@ -218,7 +220,7 @@ class ServerScorer:
         )
         try:
             with _NO_REDIRECTS.open(request, timeout=self.timeout_s) as response:
-                answer: Mapping[str, Any] = json.loads(response.read())
+                answer: Mapping[str, Any] = loads(response.read(_ANSWER_BYTES + 1), max_bytes=_ANSWER_BYTES)
                 return answer
         except urllib.error.HTTPError as exc:
             detail = exc.read(500).decode("utf-8", "replace").strip()
@@ -226,7 +228,7 @@ class ServerScorer:
                 f"--base-url {self.url} answered HTTP {exc.code} ({detail}); the server must score prompts "
                 "(echo with logprobs, e.g. vLLM) and hold the whole document in its context"
             ) from None
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
+        except (urllib.error.URLError, OSError, UntrustedJSONError) as exc:
             raise UsageError(f"--base-url {self.url}: no answer ({exc}); is the server running there?") from None
 
     def token_probabilities(self, text: str, progress: Callable[[int, int], None] | None = None) -> np.ndarray:

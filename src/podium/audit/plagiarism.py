@@ -17,17 +17,17 @@ Every pair above :data:`THRESHOLD` is a violation, with its matched fragments as
 from __future__ import annotations
 
 import hashlib
-import json
 import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from podium.audit import winnowing
-from podium.audit.context import AuditContext, read_bounded
+from podium.audit.context import AuditContext
 from podium.audit.registry import register_check
 from podium.audit.types import CheckResult, Evidence, Figure, Flag, NotApplicable
 from podium.data.kernels import kernel_refs
+from podium.untrusted import loads, read_bounded
 
 __all__ = ["MAX_FRAGMENTS", "THRESHOLD", "PlagiarismCheck", "Similarity", "kernel_files", "similarities"]
 
@@ -71,7 +71,7 @@ def _refs(folder: Path) -> dict[str, str]:
 
     data = read_bounded(folder / MANIFEST, 16 << 20)
     try:
-        entries = json.loads(data or b"{}").get("kernels", [])
+        entries = loads(data or b"{}", max_bytes=16 << 20, what=MANIFEST).get("kernels", [])
         return {str(e["python"]): str(e["ref"]) for e in entries if e.get("status") == "downloaded"}
     except (ValueError, AttributeError, KeyError, TypeError):
         return {}

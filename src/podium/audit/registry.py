@@ -26,10 +26,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from podium.audit.context import AuditContext, read_bounded
+from podium.audit.context import AuditContext
 from podium.audit.types import CheckResult, Flag, NotApplicable, RunAudit, combine_verdicts
 from podium.errors import HarnessError, UsageError
 from podium.paths import write_atomic
+from podium.untrusted import loads, read_bounded
 
 __all__ = [
     "AUDIT_FILE",
@@ -106,7 +107,7 @@ def read_audit(run_dir: Path | str) -> RunAudit | None:
     if data is None:
         return None
     try:
-        raw = json.loads(data)
+        raw = loads(data, max_bytes=64 << 20, what="audit.json")  # a deep one is refused, not a RecursionError
         audit = RunAudit.from_json(raw)
     except (ValueError, TypeError, AttributeError):
         return None

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import owner
-from podium.cluster.tarball import CHUNK_BYTES, pack
+from podium.cluster.packing import CHUNK_BYTES, pack
 from podium.cluster.transfer import Parcel, cache_public, check_public, unpack_once
 from podium.errors import HarnessError
 from podium.paths import RunPaths
@@ -38,6 +38,7 @@ from podium.run.config import RunConfig, environment_profile
 from podium.run.execute import failed_record, run_agent
 from podium.run.gpus import RunInterrupted
 from podium.run.interrupt import Stop
+from podium.untrusted import open_regular
 
 __all__ = ["OUTBOX_TTL_S", "Shipment", "drop_part", "node_cache", "node_name", "outbox", "read_part", "run_on_node"]
 
@@ -82,7 +83,9 @@ def _outbox_file(name: str) -> Path:
 def read_part(name: str, offset: int, length: int) -> bytes:
     """Bytes ``[offset, offset + length)`` of the outbox's tar ``name`` (run on its node, for the driver)."""
     length = max(0, min(int(length), CHUNK_BYTES))
-    fd = os.open(_outbox_file(name), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = open_regular(_outbox_file(name))
+    if fd is None:
+        raise FileNotFoundError(f"the outbox holds no tar {name!r}")
     try:
         os.utime(fd)  # read lately: not left behind
         return os.pread(fd, length, int(offset))

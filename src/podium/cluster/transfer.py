@@ -1,7 +1,7 @@
 """Folders between the driver and the nodes: a competition's public data and the agent out, a run's folder back.
 
-A folder travels as an uncompressed tar written to disk by :func:`podium.cluster.tarball.pack` and
-moved in chunks of :data:`~podium.cluster.tarball.CHUNK_BYTES`, so neither side ever holds a folder
+A folder travels as an uncompressed tar written to disk by :func:`podium.cluster.packing.pack` and
+moved in chunks of :data:`~podium.cluster.packing.CHUNK_BYTES`, so neither side ever holds a folder
 in memory: the driver's data and agent as a :class:`Parcel` of chunks it put in Ray's object store
 (it owns them for the whole batch), a run's folder as a file in the node's outbox that the driver
 reads back piece by piece (:mod:`podium.cluster.driver`). Every tar is unpacked by
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from podium import owner
-from podium.cluster.tarball import MAX_MEMBERS, ChunkStream, file_chunks, pack, unpack, unpack_fresh
+from podium.cluster.packing import MAX_MEMBERS, file_chunks, pack
+from podium.cluster.tarball import ChunkStream, unpack, unpack_fresh
 from podium.data.checksums import compare, digest_tree
 from podium.errors import HarnessError
 from podium.paths import write_atomic

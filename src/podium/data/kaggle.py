@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -31,6 +30,7 @@ from typing import Any
 from podium.competition import Competition
 from podium.errors import PrepareError
 from podium.paths import CompetitionPaths
+from podium.untrusted import loads
 
 __all__ = [
     "RulesNotAccepted",
@@ -91,7 +91,7 @@ def _config_dir() -> Path:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_bytes(), what=str(path))  # the user's own file, which may be a link
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

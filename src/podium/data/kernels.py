@@ -37,6 +37,7 @@ from podium.data.checksums import file_sha256
 from podium.data.kaggle import kaggle_client, rejected_credentials, status_of
 from podium.errors import PrepareError
 from podium.paths import write_atomic
+from podium.untrusted import read_json
 
 __all__ = [
     "MANIFEST",
@@ -119,7 +120,7 @@ class KernelsOutcome:
 def read_manifest(folder: Path) -> dict[str, KernelEntry]:
     """The entries of ``kernels.json`` by reference (empty when there is none or it is unreadable)."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = read_json(folder / MANIFEST, max_bytes=16 << 20, what=MANIFEST)
         return {item["ref"]: KernelEntry(**item) for item in data.get("kernels", [])}
     except (OSError, ValueError, TypeError, KeyError):
         return {}

@@ -42,6 +42,7 @@ from podium.grading.grader import answers_path, submission_size_cap, unscored_re
 from podium.grading.holdout import HoldoutScore
 from podium.paths import default_data_dir
 from podium.records import GradeReport, ValidationResult
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "GRADING_TIMEOUT_S",
@@ -203,8 +204,8 @@ def _run(job: dict[str, Any], file: SubmissionFile, limits: Limits, extra_fds: t
         err.seek(max(0, err.tell() - _STDERR_TAIL))
         stderr = err.read().decode("utf-8", "replace").strip()
     try:
-        outcome: dict[str, Any] = json.loads(answer)
-    except ValueError:
+        outcome: dict[str, Any] = loads(answer, max_bytes=_RESULT_LIMIT, what="the child's answer")
+    except UntrustedJSONError:  # also one nested too deep, which json.loads raises as a RecursionError
         if _out_of_memory(stderr):
             return {"kind": "memory"}  # native code that aborts when an allocation fails under the cap
         how = f"was killed by signal {-child.returncode}" if child.returncode < 0 else f"exited {child.returncode}"

@@ -18,6 +18,7 @@ from podium.errors import UsageError
 from podium.grading.grader import answers_path, grade
 from podium.paths import default_data_dir, write_atomic
 from podium.records import MEDAL_FLAGS, GradeReport, definitions
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["grade_jsonl", "read_submission_list", "summarise"]
 
@@ -31,9 +32,9 @@ def read_submission_list(path: Path, *, latest: bool = False) -> list[tuple[str,
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = loads(line, what="the line")
             entries.append((str(item["competition_id"]), Path(item["submission_path"])))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (UntrustedJSONError, KeyError, TypeError) as exc:
             raise UsageError(
                 f"{path}:{number}: expected a JSON object with competition_id and submission_path ({exc.__class__.__name__}: {exc}); got {line[:120]!r}"
             ) from None

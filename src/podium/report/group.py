@@ -20,6 +20,7 @@ from typing import Any
 
 from podium.paths import write_atomic
 from podium.records import definitions, medal_of
+from podium.untrusted import RECORD_MAX_BYTES, read_json
 
 __all__ = ["RATES", "aggregate", "corrected_rows", "definitions", "write_group_report", "write_report"]
 
@@ -246,7 +247,7 @@ def _profiles(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         try:
-            record = json.loads(Path(row["record_path"]).read_text(encoding="utf-8"))
+            record = read_json(row["record_path"], max_bytes=RECORD_MAX_BYTES, what="the record")
         except (OSError, ValueError, KeyError, TypeError):
             record = {}
         failed = row.get("status") != "finished"

@@ -21,7 +21,6 @@ Inputs that share a label are pooled the way the published script pools the file
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ from podium.records import RunRecord
 from podium.report.aggregate import FLAGS, names_text
 from podium.report.audited import audit_fields
 from podium.report.details import LABEL_FIELDS, grading_report_details, label_of, record_details
+from podium.untrusted import RECORD_MAX_BYTES, UntrustedJSONError, loads, read_json
 
 __all__ = ["LabelInput", "load_inputs"]
 
@@ -71,8 +71,8 @@ def _flags(report: Mapping[str, Any]) -> dict[str, bool]:
 
 def _grading_report(path: Path, cache: dict[tuple[str, int], Any]) -> _Source:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads(path.read_bytes(), max_bytes=RECORD_MAX_BYTES, what="the grading report")
+    except (OSError, UntrustedJSONError) as exc:
         raise UsageError(
             f"{path}: not a readable JSON file ({exc}); give a grading report written by podium grade or MLE-bench"
         ) from None
@@ -118,7 +118,7 @@ def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Sourc
     by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in _record_files(group):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path, max_bytes=RECORD_MAX_BYTES, what="the record")
             known = {k: v for k, v in data.items() if k != "grade"}  # the grade is read as written, below
             record = RunRecord.from_dict({"run_group": group.name, "agent": "?", "competition_version": 0, **known})
         except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError) as exc:
@@ -159,7 +159,7 @@ def _asked(group: Path) -> list[str] | None:
     """The competitions asked of a run group (group.json's ``competitions``), or None where it does not list them."""
     try:
         with (group / "group.json").open("rb") as file:
-            data = json.loads(file.read(_GROUP_JSON_BYTES + 1)[:_GROUP_JSON_BYTES])
+            data = loads(file.read(_GROUP_JSON_BYTES + 1), max_bytes=_GROUP_JSON_BYTES, what="group.json")
     except (OSError, ValueError):
         return None
     listed = data.get("competitions") if isinstance(data, dict) else None

@@ -12,7 +12,6 @@ runs give the share with any medal, above the median and valid, and the mean lea
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from podium.errors import UsageError
 from podium.report.sections import any_medal
+from podium.untrusted import iter_json_lines
 
 __all__ = ["default_hours", "snapshots", "time_scaling"]
 
@@ -35,10 +35,9 @@ def snapshots(run_dir: Path) -> list[tuple[float, str]]:
     except OSError:
         return []
     out = []
-    for line in lines:
+    for entry in iter_json_lines(lines):
         try:
-            entry = json.loads(line)
-            elapsed, name = float(entry["elapsed_s"]), str(entry["file"])
+            elapsed, name = float(entry["elapsed_s"]), str(entry["file"])  # type: ignore[index]
         except (ValueError, KeyError, TypeError):
             continue  # a line the agent tore or wrote badly: not a snapshot
         if "/" not in name and name not in ("", ".", "..") and math.isfinite(elapsed):

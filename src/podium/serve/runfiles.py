@@ -1,21 +1,19 @@
 """A run's files as the dashboard shows them: bounded reads that never follow a link out of the folder.
 
 Everything in a run folder but ``record.json`` was written by the agent or for it, so it is hostile
-input: files are opened with ``O_NOFOLLOW`` after checking that no part of the path is a link, read up
+input: files are opened through :func:`podium.untrusted.open_beneath` (no link followed at any level, regular files only), read up
 to a cap (a log's tail, a code file's head), and decoded with replacement characters.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from podium.paths import RunPaths
+from podium.untrusted import UntrustedJSONError, iter_json_lines, loads_object, open_beneath
 
 __all__ = ["LOGS", "Tail", "inside", "read_head", "read_jsonl", "read_record", "resource_charts", "tail"]
 
@@ -52,16 +50,11 @@ def inside(root: Path, path: Path) -> bool:
 
 
 def _open(root: Path, path: Path) -> int | None:
+    """A descriptor of the regular file ``path`` below ``root``, every component opened without following a
+    link (a FIFO or device, which would block or never end, gives None too)."""
     if not inside(root, path):
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a fifo or device would block or never end
-        os.close(fd)
-        return None
-    return fd
+    return open_beneath(root, path.relative_to(root))
 
 
 def tail(root: Path, path: Path, limit: int = _TAIL_BYTES) -> Tail:
@@ -98,11 +91,9 @@ def read_jsonl(root: Path, path: Path, limit: int = 2000) -> list[dict[str, Any]
     if head is None:
         return []
     out = []
-    for line in head[0].splitlines():
-        with contextlib.suppress(ValueError):
-            value = json.loads(line)
-            if isinstance(value, dict):
-                out.append(value)
+    for value in iter_json_lines(head[0].splitlines()):
+        if value is not None:
+            out.append(value)
         if len(out) >= limit:
             break
     return out
@@ -113,10 +104,10 @@ def read_record(run: RunPaths) -> dict[str, Any] | None:
     head = read_head(run.root, run.record, 32 * 1024 * 1024)
     if head is None:
         return None
-    with contextlib.suppress(ValueError):
-        data = json.loads(head[0])
-        return data if isinstance(data, dict) else None
-    return None
+    try:
+        return loads_object(head[0], max_bytes=32 * 1024 * 1024, what="record.json")
+    except UntrustedJSONError:  # a record nested thousands deep is refused, not a crash of the page
+        return None
 
 
 def live_samples(run: RunPaths, points: int = 1200) -> list[dict[str, Any]]:

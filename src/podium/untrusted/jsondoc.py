@@ -12,15 +12,29 @@ holds more brackets than that), and can refuse duplicated keys.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["JSON_MAX_BYTES", "JSON_MAX_DEPTH", "UntrustedJSONError", "iter_json_lines", "loads", "loads_object"]
+from podium.untrusted.files import read_bounded
+
+__all__ = [
+    "JSON_MAX_BYTES",
+    "JSON_MAX_DEPTH",
+    "RECORD_MAX_BYTES",
+    "UntrustedJSONError",
+    "iter_json_lines",
+    "loads",
+    "loads_object",
+    "read_json",
+]
 
 #: The largest document :func:`loads` parses unless told otherwise.
 JSON_MAX_BYTES = 4 << 20
 #: The deepest nesting :func:`loads` accepts unless told otherwise (podium's own files nest a few levels).
 JSON_MAX_DEPTH = 64
+#: The largest run record (``record.json``) read: a node's or a bundle's is hostile input too.
+RECORD_MAX_BYTES = 32 << 20
 
 
 class UntrustedJSONError(ValueError):
@@ -54,6 +68,16 @@ def loads(
     if brackets > max_depth and isinstance(value, dict | list) and _deeper_than(value, max_depth):
         raise UntrustedJSONError(f"{what} nests deeper than {max_depth} levels")
     return value
+
+
+def read_json(path: str | os.PathLike[str], *, max_bytes: int = JSON_MAX_BYTES, **options: Any) -> Any:
+    """:func:`loads` of the regular file ``path`` (opened without following a link, read at most one byte past
+    ``max_bytes``); a link, a folder, a FIFO or a missing file is an :class:`UntrustedJSONError` too."""
+    data = read_bounded(path, max_bytes + 1)
+    if data is None:
+        what = options.get("what", "the document")
+        raise UntrustedJSONError(f"{what} is not a regular file that can be read (a link, a folder or missing)")
+    return loads(data, max_bytes=max_bytes, **options)
 
 
 def loads_object(data: bytes | str, **options: Any) -> dict[str, Any]:

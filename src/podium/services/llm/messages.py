@@ -18,7 +18,6 @@ from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["MessagesStream", "error_events"]
 
-_INPUT_DEPTH = 500  # the deepest tool input parsed for the transcript (a deeper one is kept as text)
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
 
 
@@ -69,8 +68,8 @@ class MessagesStream(Assembler):
                 partial = self.text((index, "input_json_delta"))
                 if partial:
                     try:
-                        block["input"] = loads(partial, max_bytes=len(partial.encode()), max_depth=_INPUT_DEPTH)
-                    except UntrustedJSONError:  # cut mid-way, or nested too deep to read: what came, as text
+                        block["input"] = loads(partial, max_bytes=len(partial.encode()), max_depth=500)
+                    except UntrustedJSONError:  # cut mid-way (or nested past reading): what came, as text
                         block["input"] = partial
             content.append(block)
         return {"type": "message", "role": "assistant", **self.message, "content": content}

@@ -29,7 +29,6 @@ __all__ = [
 
 #: The most of one event that is held to be read (larger ones pass through unread).
 MAX_EVENT_BYTES = 8 << 20
-_EVENT_DEPTH = 500  # the deepest event parsed (a provider's event nests a few levels; the model's own JSON more)
 
 
 @dataclass
@@ -76,9 +75,9 @@ def _parse(raw: bytes) -> Event:
     payload = b"\n".join(data)
     value = None
     if payload and payload.strip() != b"[DONE]":
-        try:
-            value = loads(payload, max_bytes=len(payload), max_depth=_EVENT_DEPTH, what="the event")
-        except UntrustedJSONError:  # not JSON, or nested too deep to read (RecursionError): passed on as it came
+        try:  # what the provider streams: a deep event is no event, never a crash of the relay
+            value = loads(payload, max_bytes=len(payload), max_depth=500)
+        except UntrustedJSONError:
             value = None
     return Event(raw, name, value)
 
