@@ -164,7 +164,8 @@ def test_stalled_connections_cannot_starve_the_run(short_dir):  # noqa: F811
             for _ in range(300):
                 client = socket.socket(socket.AF_UNIX)
                 client.connect(str(short_dir / "p.sock"))
-                client.sendall(b"P")
+                with contextlib.suppress(OSError):  # already answered 503 and closed: a race under load
+                    client.sendall(b"P")
                 stalled.append(client)
             time.sleep(0.3)
             assert threading.active_count() - threads_before <= proxy.max_connections

@@ -38,6 +38,7 @@ _BUSY = (
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # a burst of connections waits to be accepted (or refused 503), not refused by the kernel
 
     def __init__(self, path: str, handler: type[BaseHTTPRequestHandler], owner: UnixService) -> None:
         self.owner = owner

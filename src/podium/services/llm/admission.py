@@ -20,7 +20,15 @@ from podium.services._http import send_json
 from podium.services.llm.accounting import Refused
 from podium.untrusted import UntrustedJSONError, loads
 
-__all__ = ["MAX_CONTAINERS", "MAX_REQUEST_BYTES", "READ_DEADLINE_SECONDS", "Handler", "json_or_text", "parse_request"]
+__all__ = [
+    "MAX_CONTAINERS",
+    "MAX_PARSES",
+    "MAX_REQUEST_BYTES",
+    "READ_DEADLINE_SECONDS",
+    "Handler",
+    "json_or_text",
+    "parse_request",
+]
 
 #: The largest request body read: a long conversation with inline images fits; a body past it is refused (413)
 #: from its Content-Length, before a byte of it is read.
@@ -28,6 +36,10 @@ MAX_REQUEST_BYTES = 8 << 20
 #: The most JSON objects and arrays a request may hold: a conversation of thousands of turns with tool schemas
 #: holds tens of thousands; a body of ``[{},{},...]`` built to cost memory in the parser holds millions.
 MAX_CONTAINERS = 200_000
+#: How many request bodies one run's proxy parses at once. A body at the caps (8 MiB, 200,000 objects) costs up to
+#: ~100 MB while it is parsed; its connection's other bodies wait their turn, read but unparsed, so 32 connections
+#: of such bodies hold ~256 MiB and four parses rather than 32 parses (~3 GB, measured).
+MAX_PARSES = 4
 #: The deepest nesting parsed (tool schemas nest a dozen levels).
 MAX_DEPTH = 100
 #: How long reading a request's body may take in all (a client sending a byte at a time is cut off).

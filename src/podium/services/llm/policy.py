@@ -10,8 +10,12 @@ fees podium never costed, and state the run's transcript cannot show. So each wi
 * tools: only the agent's own, executed by the agent (a function tool; Anthropic's custom tools, which carry no
   ``type`` or ``type: custom``; the Responses API's ``function`` and ``custom``); any other tool type is refused;
 * content: text, and images or documents given inline (base64, or a data: URL); a URL or a file id is refused;
+* a ``tool_choice`` naming a tool of another type is refused, and so is a model named with OpenRouter's ``:online``
+  suffix (a web search on every call);
+* content: nested content is checked too (a tool's output given as parts, a document given as content blocks);
 * state: ``previous_response_id``, ``conversation``, ``prompt``, ``background``, ``mcp_servers``, ``container``,
-  ``item_reference`` input items and OpenAI's ``web_search_options`` are refused, and ``store`` is forced false;
+  ``item_reference`` input items, OpenAI's ``web_search_options`` and OpenRouter's ``plugins`` (web search, files
+  fetched from a URL) are refused, and ``store`` is forced false;
 * headers: only :data:`FORWARDED_HEADERS` reach the provider, and of ``anthropic-beta`` only the features that
   change nothing outside the call (:data:`LOCAL_BETAS`); the agent's ``OpenAI-Organization``,
   ``X-Forwarded-*``, ``Accept-Encoding`` (a compressed answer the proxy could not meter) and the rest are dropped.
@@ -38,11 +42,17 @@ LOCAL_BETAS = (
     "token-efficient-tools-", "token-counting-", "output-128k-", "context-1m-", "context-management-",
     "claude-code-", "effort-",
 )  # fmt: skip
-#: Top-level fields that keep state at the provider or reach past the call, refused in every format.
+#: Top-level fields that keep state at the provider or reach past the call (OpenRouter's ``plugins``: web search,
+#: files fetched from a URL), refused in every format.
 _STATEFUL = ("previous_response_id", "conversation", "prompt", "background", "mcp_servers", "container",
-             "web_search_options")  # fmt: skip
+             "web_search_options", "plugins")  # fmt: skip
+#: ``tool_choice`` types that name the agent's own tools or none (a server tool's type would turn it on).
+_CHOICES = ("auto", "any", "none", "required", "tool", "function", "custom", "allowed_tools")
+#: A model name suffix that has the provider search the web for the call (OpenRouter's ``:online``).
+_WEB_SUFFIX = ":online"
 _FUNCTION_TOOLS = {"chat": ("function", "custom"), "responses": ("function", "custom"), "messages": ("custom",)}
-_INLINE_SOURCES = ("base64", "text", "content")  # Anthropic's image and document sources given in the request
+_INLINE_SOURCES = ("base64", "text", "content")
+_BLOCK_DEPTH = 3  # content blocks inside content blocks (a document in a tool result) deeper than this are refused  # Anthropic's image and document sources given in the request
 
 
 def check_request(api: str, payload: dict[str, Any]) -> None:
@@ -52,10 +62,18 @@ def check_request(api: str, payload: dict[str, Any]) -> None:
     for key in _STATEFUL:
         if key in payload and payload[key] not in (None, False, "", []):  # {} turns web search on
             raise Refused(400, f"{key} is not allowed through podium's proxy: it keeps state or reaches past the "
-                          "run at the provider. Fix: send the whole conversation in the request")  # fmt: skip
+                          "run at the provider. Fix: leave it out and send the whole conversation in the request")  # fmt: skip
     if api == "responses" or (api == "chat" and "store" in payload):  # the Responses API stores by default
         payload["store"] = False
+    model = payload.get("model")
+    if isinstance(model, str) and model.lower().endswith(_WEB_SUFFIX):
+        raise Refused(400, f"model {model[:80]!r} has the provider search the web for the call ({_WEB_SUFFIX}). Fix: "
+                      f"name the model without {_WEB_SUFFIX}")  # fmt: skip
     _check_tools(api, payload.get("tools"))
+    choice = payload.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") not in _CHOICES:
+        raise Refused(400, f"tool_choice is of type {str(choice.get('type'))[:60]!r}, a tool the provider would run; "
+                      f"only the agent's own tools may be chosen: {', '.join(_CHOICES)}")  # fmt: skip
     for where, part in _parts(api, payload):
         _check_part(api, where, part)
 
@@ -85,18 +103,32 @@ def _parts(api: str, payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         for i, item in enumerate(items):
             if isinstance(item, dict) and item.get("type") == "item_reference":
                 raise Refused(400, f"input[{i}] is an item_reference to state kept at the provider; send the item")
-            content = item.get("content") if isinstance(item, dict) else None
-            for j, part in enumerate(content if isinstance(content, list) else []):
-                yield f"input[{i}].content[{j}]", part
+            for key in ("content", "output"):  # a message's parts; a tool's output given as parts
+                parts = item.get(key) if isinstance(item, dict) else None
+                for j, part in enumerate(parts if isinstance(parts, list) else []):
+                    yield f"input[{i}].{key}[{j}]", part
         return
     messages = payload.get("messages")
     for i, message in enumerate(messages if isinstance(messages, list) else []):
         content = message.get("content") if isinstance(message, dict) else None
-        for j, part in enumerate(content if isinstance(content, list) else []):
-            yield f"messages[{i}].content[{j}]", part
-            nested = part.get("content") if isinstance(part, dict) and part.get("type") == "tool_result" else None
-            for k, inner in enumerate(nested if isinstance(nested, list) else []):
-                yield f"messages[{i}].content[{j}].content[{k}]", inner
+        yield from _blocks(f"messages[{i}].content", content, 0)
+
+
+def _blocks(where: str, content: Any, depth: int) -> Iterator[tuple[str, Any]]:
+    """A message's content blocks and the blocks inside them (a tool result's, a document's given as content)."""
+    if not isinstance(content, list):
+        return
+    if depth > _BLOCK_DEPTH:
+        raise Refused(400, f"{where} nests content blocks over {_BLOCK_DEPTH} deep")
+    for j, part in enumerate(content):
+        yield f"{where}[{j}]", part
+        if not isinstance(part, dict):
+            continue
+        source = part.get("source")
+        if part.get("type") == "tool_result":
+            yield from _blocks(f"{where}[{j}].content", part.get("content"), depth + 1)
+        elif isinstance(source, dict) and source.get("type") == "content":
+            yield from _blocks(f"{where}[{j}].source.content", source.get("content"), depth + 1)
 
 
 def _check_part(api: str, where: str, part: Any) -> None:

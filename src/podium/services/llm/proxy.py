@@ -17,7 +17,7 @@ from podium.agents.llm import LLMConfig
 from podium.agents.prices import Price, price_table
 from podium.services._http import UnixService, send_json
 from podium.services.llm.accounting import Ledger, Refused, Reservation, cap_answer, cap_field
-from podium.services.llm.admission import MAX_REQUEST_BYTES, Handler, json_or_text, parse_request
+from podium.services.llm.admission import MAX_PARSES, MAX_REQUEST_BYTES, Handler, json_or_text, parse_request
 from podium.services.llm.call import Call
 from podium.services.llm.policy import check_request
 from podium.services.llm.relay import MAX_ANSWER_BYTES, Relay
@@ -55,6 +55,7 @@ class LLMProxy(UnixService, Relay):
         self.transcript = Transcript(transcript_path, secrets_of(os.environ, self._key))
         self._arrivals = itertools.count(1)
         self._log_lock = threading.Lock()
+        self._parsing = threading.BoundedSemaphore(MAX_PARSES)  # the run's bodies parsed at once (memory)
         paths = set(config.provider.paths)
         # the Responses API for a provider that speaks only chat completions: translated
         self._translate = "/v1/responses" not in paths
@@ -123,7 +124,8 @@ class LLMProxy(UnixService, Relay):
             call.line["request"] = json_or_text(body[:4096])
             raise Refused(403, f"{path} is not forwarded; allowed: POST {', '.join(sorted(self._paths))}", config=True)
         try:
-            sent = parse_request(body)  # once; the transcript keeps what the agent sent
+            with self._parsing:
+                sent = parse_request(body)  # once; the transcript keeps what the agent sent
         except Refused:
             call.line["request"] = json_or_text(body[:4096])
             raise
