@@ -536,3 +536,19 @@ def test_the_run_page_shows_the_audit(client: TestClient, runs: Path) -> None:
         (folder / AUDIT_FILE).unlink()
     assert 'id="audit-verdict" class="audit flagged"' in page and "imports the LLM SDK" in page
     assert "code/a.py:1: import openai" in page
+
+
+def test_home_answers_while_a_group_has_no_finished_run(tmp_path: Path) -> None:
+    """A new group (group.json, no run finished yet) and an interrupted one sit beside an indexed group."""
+    root = tmp_path / "runs"
+    for group in ("fresh", "interrupted"):
+        (root / group).mkdir(parents=True)
+        (root / group / "group.json").write_text(json.dumps({"settings": {"agent": "dummy"}}))
+    (root / "interrupted" / "practice-titanic" / "0").mkdir(parents=True)
+    RunStore(root)  # an index exists, with no row for either group
+    with TestClient(create_app(root)) as test_client:
+        page = test_client.get("/")
+        assert page.status_code == 200, page.text[-400:]
+        for group in ("fresh", "interrupted"):
+            assert _row(page.text, f'href="/group/{group}"')[:3] == [group, "-", "0"]
+            assert test_client.get(f"/group/{group}").status_code == 200
