@@ -10,9 +10,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podium.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from podium.cli.exits import (
+    EXIT_BROKEN_PIPE,
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_CHECKED,
+    EXIT_USAGE,
+)
 from podium.cli.running import cmd_run
 from podium.errors import UsageError
+from podium.untrusted import printable
 
 if TYPE_CHECKING:
     pass
@@ -239,7 +247,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
             ["competition", "status", "problems"],
         )
     )
-    return 1 if any(r.status == "mismatch" for r in results) else 0
+    if any(r.status == "mismatch" for r in results):
+        return EXIT_FAILED
+    if not any(r.status == "ok" for r in results):
+        print(
+            f"nothing verified: no competition asked for is prepared in {printable(str(data_dir))}; "
+            "run podium prepare first (or pass --data-dir where the data is)",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_CHECKED
+    return 0
 
 
 def cmd_example(args: argparse.Namespace) -> int:

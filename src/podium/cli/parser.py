@@ -14,8 +14,8 @@ from podium import __version__
 from podium.agents.spec import builtin_names
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
-from podium.cli.commands import EXIT_USAGE
 from podium.cli.contamination import add_familiarity_parser
+from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.cli.publishing import add_publishing_parsers
 from podium.registry import SPLITS
@@ -301,9 +301,18 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--force", action="store_true", help="fetch every notebook again")
     q.set_defaults(fn=kernels.cmd_kernels_download)
 
-    p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
+    p = sub.add_parser(
+        "verify",
+        help="check prepared data against its recorded checksums",
+        epilog=f"exit status 0: every prepared competition matched; {EXIT_FAILED}: a file differs; "
+        f"{EXIT_NOTHING_CHECKED}: nothing verified (no competition asked for is prepared).",
+    )
     _competition_or_split(p)
-    p.add_argument("--data-dir", default=None)
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="where the prepared data is (default: $PODIUM_DATA_DIR, else ~/.cache/podium/data)",
+    )
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_verify)
 
