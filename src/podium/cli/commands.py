@@ -18,6 +18,7 @@ from podium.cli.exits import (
     EXIT_NOTHING_CHECKED,
     EXIT_USAGE,
 )
+from podium.cli.outputs import output_dir, output_file
 from podium.cli.running import cmd_run
 from podium.errors import UsageError
 from podium.untrusted import printable
@@ -164,7 +165,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from podium.grading import grade_jsonl
 
-    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir, latest=args.latest)
+    folder = output_dir(args.output_dir, "--output-dir")
+    path = grade_jsonl(Path(args.submission), folder, args.data_dir, latest=args.latest)
     print(f"wrote {path}")
     return 0
 
@@ -262,7 +264,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_example(args: argparse.Namespace) -> int:
     from podium.example import run_example
 
-    return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
+    folder = output_dir(args.output_dir, "--output-dir") if args.output_dir else None
+    return run_example(args.split, folder, latest=args.latest)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -276,6 +279,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         fmt = fmt if fmt in ("text", "md", "json", "csv", "html") else "text"
     if fmt == "html" and not args.output:
         raise UsageError("--format html writes one file: name it with --output FILE.html")
+    if args.output:
+        output_file(args.output, "--output")
     if args.hours and not args.time_scaling:
         raise UsageError("--hours sets the time points of --time-scaling: pass --time-scaling too")
     by = [part.strip() for part in args.by.split(",") if part.strip()] if args.by else []

@@ -15,6 +15,7 @@ from typing import Any
 
 from podium.cli import values
 from podium.cli.exits import EXIT_FAILED
+from podium.cli.outputs import output_dir, output_file
 from podium.errors import UsageError
 from podium.untrusted import printable
 
@@ -137,10 +138,11 @@ def cmd_export_mlebench(args: argparse.Namespace) -> int:
     from podium.publish import export_mlebench
     from podium.publish.runs import group_paths
 
+    out = output_dir(args.out, "--out")
     groups = group_paths(args.groups, Path(args.runs_dir))
     document = export_mlebench(
         groups,
-        Path(args.out),
+        out,
         experiment_id=args.experiment_id,
         pad_missing=args.pad_missing,
         splits=args.split,
@@ -172,10 +174,11 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
 
     for module, extra in (("jinja2", "report"), ("matplotlib", "report"), ("starlette", "serve")):
         _need(module, extra, "podium bundle create")
+    output = output_file(args.output, "-o/--output")
     groups = group_paths(args.groups, Path(args.runs_dir))
     summary = create_bundle(
         groups,
-        Path(args.output),
+        output,
         data_dir=_folder(args.data_dir),
         max_file_size=args.max_file_size,
         agent_dir=_folder(args.agent_dir),
