@@ -157,7 +157,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     comp = registry.get(args.id, latest=args.latest)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    result = validate(comp, args.submission, CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission)
+    sample = CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission
+    if not sample.is_file():
+        raise UsageError(
+            f"{comp.id} is not prepared in {printable(str(data_dir))} (no {comp.sample_submission}): run podium "
+            f"prepare -c {comp.id}, or pass --data-dir where it is prepared (or set PODIUM_DATA_DIR)"
+        )
+    result = validate(comp, args.submission, sample)
     _print_json(result.to_dict())
     return 0 if result.valid else 1
 
@@ -165,6 +171,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from podium.grading import grade_jsonl
 
+    if Path(args.submission).is_dir():
+        raise UsageError(
+            f"--submission {printable(args.submission)} is a folder: give the JSONL file listing the submissions "
+            '(one {"competition_id": ..., "submission_path": ...} per line)'
+        )
     folder = output_dir(args.output_dir, "--output-dir")
     path = grade_jsonl(Path(args.submission), folder, args.data_dir, latest=args.latest)
     print(f"wrote {path}")
@@ -201,6 +212,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         return prepare_from_mlebench(args, data_dir, _selected(args) if named else None)
     comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     source = Path(args.source) if args.source else None
+    if source is not None and not source.exists():
+        raise UsageError(
+            f"--from {printable(args.source)}: no such file or folder; give the competition's Kaggle zip or a folder "
+            "of raw files (or of <id>.zip / <id>/ for several competitions)"
+        )
     download = None
     if source is None:
         from podium.data import kaggle

@@ -203,6 +203,10 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
     if args.max_files < 1:
         raise UsageError(f"--max-files {args.max_files}: give a positive number of files")
+    if Path(args.bundle).is_dir():
+        raise UsageError(
+            f"{printable(args.bundle)} is a folder: give the bundle file (.tar.gz) podium bundle create wrote"
+        )
     try:
         differences, summary = verify_bundle(
             Path(args.bundle),
