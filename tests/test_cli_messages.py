@@ -41,3 +41,18 @@ def test_validate_without_prepared_data_says_how_to_prepare(tmp_path: Path) -> N
     submission.write_text("id,progression\n5,1.0\n")
     result = _podium("validate", str(submission), "practice-diabetes", "--data-dir", str(tmp_path / "none"))
     _refused(result, "not prepared", "podium prepare -c practice-diabetes", "--data-dir")
+
+
+def test_a_group_without_a_finished_run_is_named_as_such(tmp_path: Path) -> None:
+    group = tmp_path / "runs" / "g1"
+    group.mkdir(parents=True)
+    (group / "group.json").write_text('{"settings": {}}')
+    for args in (
+        ["report", str(group)],
+        ["export", "mlebench", "g1", "--runs-dir", str(group.parent), "--out", str(tmp_path / "export")],
+        ["bundle", "create", "g1", "--runs-dir", str(group.parent), "-o", str(tmp_path / "b.tar.gz")],
+    ):
+        result = _podium(*args)
+        _refused(result, "run group g1 has no finished run yet")
+        assert "MLE-bench grading report" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
