@@ -18,7 +18,7 @@ from podium.cli.contamination import add_familiarity_parser
 from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.cli.publishing import add_publishing_parsers
-from podium.registry import SPLITS
+from podium.environments import PROFILES
 
 __all__ = ["build_parser", "join_values"]
 
@@ -57,7 +57,7 @@ def _latest_flag(parser: argparse.ArgumentParser) -> None:
 def _competition_or_split(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
-    which.add_argument("--split", help="every competition of a split")
+    which.add_argument("--split", help=f"every competition of a split: {values.SPLIT_NAMES}")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -87,14 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list competitions")
-    p.add_argument("--split", default="all", help=", ".join(SPLITS))
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--split", default="all", help=f"the competitions of one split: {values.SPLIT_NAMES}")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_list)
 
     p = sub.add_parser("show", help="show one competition")
     p.add_argument("id", help="competition id, optionally id@VERSION")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the text")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_show)
 
@@ -134,7 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     which = p.add_mutually_exclusive_group()
     which.add_argument("--competitions", help="comma-separated competition ids")
-    which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
+    which.add_argument(
+        "--split",
+        default="practice",
+        help=f"a named split: {values.SPLIT_NAMES} (default: practice, the offline suite)",
+    )
     p.add_argument("--seeds", type=values.count(1, "number of seeds"), default=1, help="runs per competition")
     p.add_argument(
         "--time-limit", type=values.time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
@@ -203,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--env",
         default=None,
         metavar="PROFILE",
-        help="the environment the agent's code runs with: minimal, standard, a requirements file, or host "
+        help=f"the environment the agent's code runs with: {', '.join(PROFILES)}, a requirements file, or host "
         "(podium's own Python) (default: the agent's environment:)",
     )
     p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
@@ -239,14 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument(
         "--profile",
         default="minimal",
-        help="minimal, standard, openhands (a Debian 13 root filesystem), a requirements .txt or a rootfs .yaml",
+        help=f"{', '.join(PROFILES)} (openhands and coding-agents are Debian 13 root filesystems), "
+        "a requirements .txt or a rootfs .yaml",
     )
     q.add_argument("--gpu", action="store_true", help="the profile's GPU (CUDA) variant")
     q.add_argument("--requirement", action="append", default=None, metavar="PKG==VER", help="an extra pinned package")
     q.add_argument("--force", action="store_true", help="build again even if built")
     q.set_defaults(fn=commands.cmd_env_build)
     q = env_sub.add_parser("list", help="list the built environments")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     q.set_defaults(fn=commands.cmd_env_list)
     q = env_sub.add_parser("rm", help="remove built environments")
     q.add_argument("names", nargs="+", metavar="NAME", help="a name (minimal), a folder name or a digest prefix")
@@ -257,9 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument(
         "-c", "--competition", action="append", help="competition id (repeatable), optionally id@VERSION"
     )
-    which.add_argument(
-        "--split", help="every competition of a split (low/lite, medium, high, split75, dev, systemcard)"
-    )
+    which.add_argument("--split", help=f"every competition of a split: {values.SPLIT_NAMES}")
     which.add_argument("--all", action="store_true", help="every registered competition")
     which.add_argument("--list", help="a file with one competition id per line")
     p.add_argument(
@@ -319,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"
     )
-    p.add_argument("--split", default="lite")
+    p.add_argument("--split", default="lite", help=f"the split whose competitions get examples: {values.SPLIT_NAMES}")
     p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_example)
@@ -342,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--split",
         default=None,
         metavar="NAME",
-        help="only this split: low (lite), medium, high, all (= split75), dev, practice, or a .txt file of ids "
+        help=f"only this split: {values.SPLIT_NAMES} (lite = low, all = split75), or a .txt file of ids "
         "(default: low, medium, high and all, plus dev/practice when run)",
     )
     p.add_argument(

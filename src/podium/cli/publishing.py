@@ -54,7 +54,7 @@ def add_publishing_parsers(sub: Any) -> None:
         "--split",
         action="append",
         metavar="NAME",
-        help="compute the row on this split (repeatable; a name or a .txt file of ids; default: low, medium, high, "
+        help=f"compute the row on this split (repeatable; {values.SPLIT_NAMES}, or a .txt file of ids; default: low, medium, high, "
         "all, and dev or practice when the runs cover them)",
     )
     q.add_argument("--runs-dir", default="runs", help="where a GROUP given by name lies")
