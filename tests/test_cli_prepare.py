@@ -62,3 +62,13 @@ def test_prepare_list_goes_on_past_failures_and_summarises(tmp_path: Path) -> No
 def test_prepare_needs_a_selection() -> None:
     result = podium("prepare")
     assert result.returncode == 2 and "-c ID" in result.stderr
+
+
+def test_verify_that_checked_nothing_fails_and_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "data"
+    empty.mkdir()
+    for args in (["verify", "--data-dir", str(empty)], ["verify", "-c", COMP, "--data-dir", str(empty)]):
+        result = podium(*args)
+        assert result.returncode == 3, (args, result.stdout, result.stderr)
+        assert "nothing verified" in result.stderr and "podium prepare" in result.stderr
+    assert "3: nothing verified" in " ".join(podium("verify", "--help").stdout.split())

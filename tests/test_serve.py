@@ -155,7 +155,7 @@ def test_the_group_page_shows_each_runs_grade_percentile_and_medal(client: TestC
     page = client.get("/group/exp-baseline")
     assert page.status_code == 200
     settings = json.loads((runs / "exp-baseline" / "group.json").read_text())["settings"]
-    assert f"<dd>{settings['cpus']:g} CPU</dd>" in page.text and "<dd>2m 00s</dd>" in page.text
+    assert f"<dd>{settings['cpus']:g} CPUs, " in page.text and "<dd>2m 00s</dd>" in page.text
     for competition in COMPETITIONS:
         grade = _record(runs, "exp-baseline", competition)["grade"]
         row = _row(page.text, f'href="/run/exp-baseline/{competition}/0"')
@@ -536,3 +536,31 @@ def test_the_run_page_shows_the_audit(client: TestClient, runs: Path) -> None:
         (folder / AUDIT_FILE).unlink()
     assert 'id="audit-verdict" class="audit flagged"' in page and "imports the LLM SDK" in page
     assert "code/a.py:1: import openai" in page
+
+
+def test_home_answers_while_a_group_has_no_finished_run(tmp_path: Path) -> None:
+    """A new group (group.json, no run finished yet) and an interrupted one sit beside an indexed group."""
+    root = tmp_path / "runs"
+    for group in ("fresh", "interrupted"):
+        (root / group).mkdir(parents=True)
+        (root / group / "group.json").write_text(json.dumps({"settings": {"agent": "dummy"}}))
+    (root / "interrupted" / "practice-titanic" / "0").mkdir(parents=True)
+    RunStore(root)  # an index exists, with no row for either group
+    with TestClient(create_app(root)) as test_client:
+        page = test_client.get("/")
+        assert page.status_code == 200, page.text[-400:]
+        for group in ("fresh", "interrupted"):
+            assert _row(page.text, f'href="/group/{group}"')[:3] == [group, "-", "0"]
+            assert test_client.get(f"/group/{group}").status_code == 200
+
+
+def test_the_group_page_words_the_hardware_as_the_reports_do(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    capped = {"cpus": 2, "memory_bytes": 4 * 2**30, "gpus": 0}
+    uncapped = {"cpus": None, "memory_bytes": None, "gpus": 1}
+    for group, settings in (("capped", capped), ("uncapped", uncapped)):
+        (root / group).mkdir(parents=True)
+        (root / group / "group.json").write_text(json.dumps({"settings": settings}))
+    with TestClient(create_app(root)) as test_client:
+        assert "<dd>2 CPUs, 4 GiB, no GPU</dd>" in test_client.get("/group/capped").text
+        assert "<dd>CPUs not capped, memory not capped, 1 x GPU</dd>" in test_client.get("/group/uncapped").text

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from podium.cli.outputs import output_file
 from podium.errors import UsageError
 from podium.untrusted import printable
 
@@ -93,6 +94,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from podium.audit import audit_paths
     from podium.paths import write_atomic
 
+    if args.output:
+        output_file(args.output, "--output")
     audits = audit_paths(args.paths, _names(args.checks), options_of(args), redo=args.redo)
     text = audit_json(audits) if args.format == "json" else audit_text(audits)
     if args.output:

@@ -10,9 +10,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podium.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from podium.cli.exits import (
+    EXIT_BROKEN_PIPE,
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_CHECKED,
+    EXIT_USAGE,
+)
+from podium.cli.outputs import output_dir, output_file
 from podium.cli.running import cmd_run
 from podium.errors import UsageError
+from podium.untrusted import printable
 
 if TYPE_CHECKING:
     pass
@@ -148,7 +157,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     comp = registry.get(args.id, latest=args.latest)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    result = validate(comp, args.submission, CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission)
+    sample = CompetitionPaths(data_dir, comp.id).prepared / comp.sample_submission
+    if not sample.is_file():
+        raise UsageError(
+            f"{comp.id} is not prepared in {printable(str(data_dir))} (no {comp.sample_submission}): run podium "
+            f"prepare -c {comp.id}, or pass --data-dir where it is prepared (or set PODIUM_DATA_DIR)"
+        )
+    result = validate(comp, args.submission, sample)
     _print_json(result.to_dict())
     return 0 if result.valid else 1
 
@@ -156,7 +171,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from podium.grading import grade_jsonl
 
-    path = grade_jsonl(Path(args.submission), Path(args.output_dir), args.data_dir, latest=args.latest)
+    if Path(args.submission).is_dir():
+        raise UsageError(
+            f"--submission {printable(args.submission)} is a folder: give the JSONL file listing the submissions "
+            '(one {"competition_id": ..., "submission_path": ...} per line)'
+        )
+    folder = output_dir(args.output_dir, "--output-dir")
+    path = grade_jsonl(Path(args.submission), folder, args.data_dir, latest=args.latest)
     print(f"wrote {path}")
     return 0
 
@@ -191,6 +212,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         return prepare_from_mlebench(args, data_dir, _selected(args) if named else None)
     comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
     source = Path(args.source) if args.source else None
+    if source is not None and not source.exists():
+        raise UsageError(
+            f"--from {printable(args.source)}: no such file or folder; give the competition's Kaggle zip or a folder "
+            "of raw files (or of <id>.zip / <id>/ for several competitions)"
+        )
     download = None
     if source is None:
         from podium.data import kaggle
@@ -239,13 +265,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
             ["competition", "status", "problems"],
         )
     )
-    return 1 if any(r.status == "mismatch" for r in results) else 0
+    if any(r.status == "mismatch" for r in results):
+        return EXIT_FAILED
+    if not any(r.status == "ok" for r in results):
+        print(
+            f"nothing verified: no competition asked for is prepared in {printable(str(data_dir))}; "
+            "run podium prepare first (or pass --data-dir where the data is)",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_CHECKED
+    return 0
 
 
 def cmd_example(args: argparse.Namespace) -> int:
     from podium.example import run_example
 
-    return run_example(args.split, Path(args.output_dir) if args.output_dir else None, latest=args.latest)
+    folder = output_dir(args.output_dir, "--output-dir") if args.output_dir else None
+    return run_example(args.split, folder, latest=args.latest)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -260,6 +296,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         fmt = fmt if fmt in ("text", "md", "json", "csv", "html") else "text"
     if fmt == "html" and not args.output:
         raise UsageError("--format html writes one file: name it with --output FILE.html")
+    if args.output:
+        output_file(args.output, "--output")
     if args.hours and not args.time_scaling:
         raise UsageError("--hours sets the time points of --time-scaling: pass --time-scaling too")
     by = [part.strip() for part in args.by.split(",") if part.strip()] if args.by else []

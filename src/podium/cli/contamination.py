@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from podium.cli import values
 from podium.errors import UsageError
 
 __all__ = ["add_familiarity_parser", "cmd_familiarity", "samples_value"]
@@ -54,7 +55,9 @@ def add_familiarity_parser(sub: Any) -> None:
     )
     which = p.add_mutually_exclusive_group()
     which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
-    which.add_argument("--split", default=None, help="every competition of a split (default: split75, all 75)")
+    which.add_argument(
+        "--split", default=None, help=f"every competition of a split: {values.SPLIT_NAMES} (default: split75, all 75)"
+    )
     p.add_argument(
         "--samples",
         type=samples_value,

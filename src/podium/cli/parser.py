@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from podium import __version__
-from podium.agents.spec import builtin_names
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
-from podium.cli.commands import EXIT_USAGE
 from podium.cli.contamination import add_familiarity_parser
+from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.gym import add_gym_parsers
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.cli.publishing import add_publishing_parsers
-from podium.registry import SPLITS
+from podium.cli.run_parser import add_run_parser
+from podium.cli.run_parser import latest_flag as _latest_flag
+from podium.environments import PROFILES
 
 __all__ = ["build_parser", "join_values"]
 
@@ -46,19 +47,10 @@ def join_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def _latest_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--latest",
-        action="store_true",
-        help="an id without @N means its newest version (corrected data and metric); default: version 1, "
-        "the published definition",
-    )
-
-
 def _competition_or_split(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("-c", "--competition", action="append", help="competition id (repeatable)")
-    which.add_argument("--split", help="every competition of a split")
+    which.add_argument("--split", help=f"every competition of a split: {values.SPLIT_NAMES}")
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -88,14 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list competitions")
-    p.add_argument("--split", default="all", help=", ".join(SPLITS))
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--split", default="all", help=f"the competitions of one split: {values.SPLIT_NAMES}")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_list)
 
     p = sub.add_parser("show", help="show one competition")
     p.add_argument("id", help="competition id, optionally id@VERSION")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the text")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_show)
 
@@ -124,115 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_grade)
 
-    p = sub.add_parser(
-        "run", help="run an agent on competitions in a sandbox, grade, and report (default: the offline practice suite)"
-    )
-    p.add_argument(
-        "--agent",
-        action="append",
-        help=f"a built-in agent ({', '.join(builtin_names())}) or a folder with agent.yaml; repeat it to run "
-        "several agents, each in its own run group GROUP-NAME, compared at the end (default: baseline)",
-    )
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--competitions", help="comma-separated competition ids")
-    which.add_argument("--split", default="practice", help="a named split (default: practice, the offline suite)")
-    p.add_argument("--seeds", type=values.count(1, "number of seeds"), default=1, help="runs per competition")
-    p.add_argument(
-        "--time-limit", type=values.time_limit, default="24h", help="wall-clock limit per run, e.g. 24h, 90m, 30s, 2d"
-    )
-    p.add_argument("--workers", type=values.count(1, "number of workers"), default=1, help="runs at once")
-    p.add_argument(
-        "--sandbox",
-        default="bwrap",
-        choices=["bwrap", "docker", "local"],
-        help="isolation: bwrap (default), docker (a local engine, found through DOCKER_HOST), local (none: debugging)",
-    )
-    p.add_argument(
-        "--cpus", type=values.cpus, default=None, help="CPU cores per run (a CFS quota; default: the agent's)"
-    )
-    p.add_argument(
-        "--memory",
-        type=values.size("memory cap"),
-        default=None,
-        help="memory cap per run, e.g. 16G (default: the agent's)",
-    )
-    p.add_argument(
-        "--disk",
-        type=values.size("disk cap"),
-        default=None,
-        help="cap on what a run writes to /home/submission, code and logs, e.g. 50G (default: the agent's)",
-    )
-    p.add_argument(
-        "--gpus",
-        type=values.count(0, "number of GPUs"),
-        default=None,
-        help="GPUs per run; each run gets its own (default: the agent's, else 0)",
-    )
-    p.add_argument(
-        "--hardware",
-        choices=["mlebench"],
-        default=None,
-        help="a named compute setting instead of --cpus, --memory and --gpus: mlebench (the paper's 36 vCPUs, "
-        "440 GB, one 24 GB A10); what this machine cannot give is said before the runs start",
-    )
-    p.add_argument(
-        "--run-group",
-        default="default",
-        help="name of this batch of runs; a rerun skips its finished runs and refuses other settings",
-    )
-    p.add_argument(
-        "--redo",
-        choices=["failed", "all"],
-        default=None,
-        help="run again the group's runs without a valid submission (failed), or every run (all, also to change "
-        "the group's settings); each new run replaces the old one",
-    )
-    p.add_argument("--model", default=None, help="the model the agent's code is written by (default: the agent's llm:)")
-    p.add_argument(
-        "--provider", default=None, choices=["openai", "anthropic", "openrouter"], help="the model's provider"
-    )
-    p.add_argument("--base-url", default=None, help="the provider's API address, e.g. a local vLLM or llama.cpp server")
-    p.add_argument("--max-cost", type=values.money, default=None, metavar="USD", help="the cost budget of each run")
-    p.add_argument(
-        "--max-answer-tokens",
-        type=values.count(1, "answer cap"),
-        default=None,
-        metavar="N",
-        help="cap each model answer at N tokens (for small local models that ramble; default: the agent's llm:)",
-    )
-    p.add_argument(
-        "--env",
-        default=None,
-        metavar="PROFILE",
-        help="the environment the agent's code runs with: minimal, standard, a requirements file, or host "
-        "(podium's own Python) (default: the agent's environment:)",
-    )
-    p.add_argument("--runs-dir", default="runs", help="where run folders and the index live")
-    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
-    p.add_argument(
-        "--cluster",
-        default=None,
-        metavar="ray|ray:HOST:PORT|ray://HOST:PORT",
-        help="run each (competition, seed) as a task on a running Ray cluster: ray (RAY_ADDRESS, else this "
-        "machine's cluster), ray:HOST:6379 (the head) or ray://HOST:10001 (Ray Client); graded and landed here. "
-        "Start one on this machine with: ray start --head --port 6379 (docs/scaling.md)",
-    )
-    p.add_argument(
-        "--ray-resource",
-        action="append",
-        default=None,
-        metavar="NAME[=N]",
-        help="with --cluster: a custom resource each run asks for (nodes declare it: ray start --resources); repeatable",
-    )
-    p.add_argument(
-        "--node-data-dir",
-        default=None,
-        metavar="DIR",
-        help="with --cluster: the prepared data as the nodes see it (a shared path, verified by checksum on each "
-        "node); default: the driver ships each competition's public folder through Ray's object store",
-    )
-    _latest_flag(p)
-    p.set_defaults(fn=commands.cmd_run)
+    add_run_parser(sub)
 
     p = sub.add_parser("env", help="build, list and remove the environments agents' code runs with")
     env_sub = p.add_subparsers(dest="env_command", required=True)
@@ -240,14 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument(
         "--profile",
         default="minimal",
-        help="minimal, standard, openhands (a Debian 13 root filesystem), a requirements .txt or a rootfs .yaml",
+        help=f"{', '.join(PROFILES)} (openhands and coding-agents are Debian 13 root filesystems), "
+        "a requirements .txt or a rootfs .yaml",
     )
     q.add_argument("--gpu", action="store_true", help="the profile's GPU (CUDA) variant")
     q.add_argument("--requirement", action="append", default=None, metavar="PKG==VER", help="an extra pinned package")
     q.add_argument("--force", action="store_true", help="build again even if built")
     q.set_defaults(fn=commands.cmd_env_build)
     q = env_sub.add_parser("list", help="list the built environments")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     q.set_defaults(fn=commands.cmd_env_list)
     q = env_sub.add_parser("rm", help="remove built environments")
     q.add_argument("names", nargs="+", metavar="NAME", help="a name (minimal), a folder name or a digest prefix")
@@ -258,9 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument(
         "-c", "--competition", action="append", help="competition id (repeatable), optionally id@VERSION"
     )
-    which.add_argument(
-        "--split", help="every competition of a split (low/lite, medium, high, split75, dev, systemcard)"
-    )
+    which.add_argument("--split", help=f"every competition of a split: {values.SPLIT_NAMES}")
     which.add_argument("--all", action="store_true", help="every registered competition")
     which.add_argument("--list", help="a file with one competition id per line")
     p.add_argument(
@@ -302,16 +185,25 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--force", action="store_true", help="fetch every notebook again")
     q.set_defaults(fn=kernels.cmd_kernels_download)
 
-    p = sub.add_parser("verify", help="check prepared data against its recorded checksums")
+    p = sub.add_parser(
+        "verify",
+        help="check prepared data against its recorded checksums",
+        epilog=f"exit status 0: every prepared competition matched; {EXIT_FAILED}: a file differs; "
+        f"{EXIT_NOTHING_CHECKED}: nothing verified (no competition asked for is prepared).",
+    )
     _competition_or_split(p)
-    p.add_argument("--data-dir", default=None)
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="where the prepared data is (default: $PODIUM_DATA_DIR, else ~/.cache/podium/data)",
+    )
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_verify)
 
     p = sub.add_parser(
         "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"
     )
-    p.add_argument("--split", default="lite")
+    p.add_argument("--split", default="lite", help=f"the split whose competitions get examples: {values.SPLIT_NAMES}")
     p.add_argument("--output-dir", default=None, help="keep the generated data and reports here")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_example)
@@ -334,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--split",
         default=None,
         metavar="NAME",
-        help="only this split: low (lite), medium, high, all (= split75), dev, practice, or a .txt file of ids "
+        help=f"only this split: {values.SPLIT_NAMES} (lite = low, all = split75), or a .txt file of ids "
         "(default: low, medium, high and all, plus dev/practice when run)",
     )
     p.add_argument(

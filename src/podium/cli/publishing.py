@@ -15,6 +15,7 @@ from typing import Any
 
 from podium.cli import values
 from podium.cli.exits import EXIT_FAILED
+from podium.cli.outputs import output_dir, output_file
 from podium.errors import UsageError
 from podium.untrusted import printable
 
@@ -53,7 +54,7 @@ def add_publishing_parsers(sub: Any) -> None:
         "--split",
         action="append",
         metavar="NAME",
-        help="compute the row on this split (repeatable; a name or a .txt file of ids; default: low, medium, high, "
+        help=f"compute the row on this split (repeatable; {values.SPLIT_NAMES}, or a .txt file of ids; default: low, medium, high, "
         "all, and dev or practice when the runs cover them)",
     )
     q.add_argument("--runs-dir", default="runs", help="where a GROUP given by name lies")
@@ -137,10 +138,11 @@ def cmd_export_mlebench(args: argparse.Namespace) -> int:
     from podium.publish import export_mlebench
     from podium.publish.runs import group_paths
 
+    out = output_dir(args.out, "--out")
     groups = group_paths(args.groups, Path(args.runs_dir))
     document = export_mlebench(
         groups,
-        Path(args.out),
+        out,
         experiment_id=args.experiment_id,
         pad_missing=args.pad_missing,
         splits=args.split,
@@ -172,10 +174,11 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
 
     for module, extra in (("jinja2", "report"), ("matplotlib", "report"), ("starlette", "serve")):
         _need(module, extra, "podium bundle create")
+    output = output_file(args.output, "-o/--output")
     groups = group_paths(args.groups, Path(args.runs_dir))
     summary = create_bundle(
         groups,
-        Path(args.output),
+        output,
         data_dir=_folder(args.data_dir),
         max_file_size=args.max_file_size,
         agent_dir=_folder(args.agent_dir),
@@ -200,6 +203,10 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
 
     if args.max_files < 1:
         raise UsageError(f"--max-files {args.max_files}: give a positive number of files")
+    if Path(args.bundle).is_dir():
+        raise UsageError(
+            f"{printable(args.bundle)} is a folder: give the bundle file (.tar.gz) podium bundle create wrote"
+        )
     try:
         differences, summary = verify_bundle(
             Path(args.bundle),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podium.cli.exits import EXIT_FAILED
+from podium.cli.outputs import output_dir
 from podium.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     groups = _groups(args.run_group, [a.name for a in agents])
     cluster = _cluster(args)
     hardware = _hardware(args)
+    output_dir(args.runs_dir, "--runs-dir")
     for agent, group in zip(agents, groups, strict=True):  # refused before anything is prepared or said to run
         if agent.llm is not None and _runs_to_do(Path(args.runs_dir), group, comps, args.seeds, args.redo):
             agent.llm.check_prices()

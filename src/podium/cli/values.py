@@ -8,8 +8,12 @@ import math
 from collections.abc import Callable
 
 from podium.errors import PodiumError
+from podium.registry import SPLITS
 
-__all__ = ["count", "cpus", "hours", "money", "number", "size", "time_limit"]
+#: Every split name a --split takes, from the registry (what --help lists).
+SPLIT_NAMES = ", ".join(SPLITS)
+
+__all__ = ["SPLIT_NAMES", "count", "cpus", "hours", "money", "number", "size", "time_limit"]
 
 
 def number(text: str) -> float:

@@ -24,7 +24,7 @@ podium's own view, beside the published numbers and never mixed into them: runs 
 of the harness (a record whose ``status`` is not ``"finished"``, or that has no ``agent_result``)
 are counted apart from the agent's failures (a finished run without a valid submission) and left
 out of each seed's denominator; the interval is Student's t with n-1 degrees of freedom (none
-with one seed). In the published numbers such a run counts as the failure it looks like.
+with one seed), clipped to 0-100 (a rate cannot leave it; the published interval is left as printed). In the published numbers such a run counts as the failure it looks like.
 
 Where runs were also graded by a later version that changes only the metric (``other_versions``
 in the grade), a second block gives the published rules' numbers on those corrected grades.
@@ -285,7 +285,7 @@ def podium_view(built: Sequence[Sequence[Mapping[str, Any]]], unused_runs: int =
         metrics[key] = {
             "mean": mean,
             "standard_error": sem if n > 1 else None,
-            "t_lower": mean - factor * sem if factor is not None else None,
-            "t_upper": mean + factor * sem if factor is not None else None,
+            "t_lower": max(0.0, mean - factor * sem) if factor is not None else None,
+            "t_upper": min(100.0, mean + factor * sem) if factor is not None else None,
         }
     return {"num_seeds": n, **counts, "unused_runs": unused_runs, "metrics": metrics}

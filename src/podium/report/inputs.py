@@ -33,7 +33,7 @@ from podium.records import RunRecord
 from podium.report.aggregate import FLAGS, names_text
 from podium.report.audited import audit_fields
 from podium.report.details import LABEL_FIELDS, grading_report_details, label_of, record_details
-from podium.untrusted import RECORD_MAX_BYTES, UntrustedJSONError, loads, read_json
+from podium.untrusted import RECORD_MAX_BYTES, UntrustedJSONError, loads, printable, read_json
 
 __all__ = ["LabelInput", "load_inputs"]
 
@@ -193,6 +193,11 @@ def _read_path(text: str, cache: dict[tuple[str, int], Any]) -> list[_Source]:
     groups = [g for g in sorted(path.iterdir()) if g.is_dir() and not g.name.startswith(".") and _record_files(g)]
     if groups:
         return [source for group in groups for source in _podium_group(group, cache)]
+    if (path / "group.json").is_file():  # a run group none of whose runs has finished (yet)
+        raise UsageError(
+            f"{text}: run group {printable(path.resolve().name)} has no finished run yet (no "
+            "<competition>/<seed>/record.json); report it once a run has finished (podium run --run-group resumes it)"
+        )
     files = sorted(p for p in path.glob("*grading_report*.json") if p.is_file()) or sorted(
         p for p in path.glob("*.json") if p.is_file()
     )

@@ -225,7 +225,11 @@ def _started(folder: Path) -> float:
 
 
 def _empty_summary() -> dict[str, Any]:
-    return {"runs": 0, "valid": 0, "medals": 0, "above_median": 0, "harness_errors": 0, "agents": None, "last": None}
+    """What ``summaries`` gives a group with no indexed run: every column the home page reads, none missing."""
+    empty: dict[str, Any] = {"runs": 0, "valid": 0, "medals": 0, "above_median": 0, "harness_errors": 0}
+    empty.update(dict.fromkeys(MEDALS, 0))
+    empty.update({"mean_percentile": None, "agents": None, "last": None})
+    return empty
 
 
 def _with_medal(row: dict[str, Any]) -> dict[str, Any]:

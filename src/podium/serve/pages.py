@@ -11,8 +11,7 @@ from typing import Any
 
 from podium.audit import read_audit
 from podium.paths import RunPaths
-from podium.records import medal_of
-from podium.report.details import hardware_text
+from podium.records import compute_profile, medal_of
 from podium.serve.index import LiveRun, RunsIndex
 from podium.serve.journal import Journal, load_journal
 from podium.serve.runfiles import LOGS, live_samples, read_jsonl, read_record, resource_charts, tail
@@ -64,7 +63,7 @@ def group_page(index: RunsIndex, group: str, page: int) -> dict[str, Any]:
         "group": group,
         "summary": summary,
         "settings": settings,
-        "hardware": hardware_text(settings.get("cpus"), settings.get("gpus")) if settings else None,
+        "hardware": _hardware(settings) if settings else None,
         "time_limit": duration(settings.get("time_limit_s")) if settings else None,
         "created_at": document.get("created_at"),
         "runs": runs,
@@ -72,6 +71,15 @@ def group_page(index: RunsIndex, group: str, page: int) -> dict[str, Any]:
         "pages": pages,
         "live": live_rows(index.live(group)),
     }
+
+
+def _hardware(settings: dict[str, Any]) -> str | None:
+    """The group's compute in the reports' words ('2 CPUs, 4 GiB, no GPU'); an unset cap says 'not capped'."""
+    cpus, memory, gpus = settings.get("cpus"), settings.get("memory_bytes"), settings.get("gpus")
+    compute = {"cpus": cpus, "memory_bytes": memory, "gpu_count": gpus if isinstance(gpus, int) else 0}
+    words = compute_profile(compute) or ""
+    words = words.replace("CPUs unknown", "CPUs not capped") if cpus is None else words
+    return words.replace("memory unknown", "memory not capped") if memory is None else words
 
 
 def run_page(index: RunsIndex, group: str, competition_id: str, seed: int, folder: Path, live: bool) -> dict[str, Any]:

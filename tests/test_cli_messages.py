@@ -1,0 +1,58 @@
+"""Ordinary mistakes get a message naming the real problem and its fix (issue 35 §5.7)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _podium(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def _refused(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+def test_bundle_verify_on_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
+    _refused(_podium("bundle", "verify", str(tmp_path)), "is a folder", ".tar.gz")
+
+
+def test_grade_with_a_folder_as_the_submission_list_says_it_is_a_folder(tmp_path: Path) -> None:
+    _refused(_podium("grade", "--submission", str(tmp_path), "--output-dir", str(tmp_path / "out")), "is a folder")
+    assert not (tmp_path / "out").exists()
+
+
+def test_prepare_from_a_missing_path_names_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    result = _podium("prepare", "-c", "spaceship-titanic", "--from", str(missing), "--data-dir", str(tmp_path / "d"))
+    _refused(result, f"--from {missing}: no such file or folder")
+    assert "pass --from" not in result.stderr + result.stdout and not (tmp_path / "d").exists()
+
+
+def test_validate_without_prepared_data_says_how_to_prepare(tmp_path: Path) -> None:
+    submission = tmp_path / "s.csv"
+    submission.write_text("id,progression\n5,1.0\n")
+    result = _podium("validate", str(submission), "practice-diabetes", "--data-dir", str(tmp_path / "none"))
+    _refused(result, "not prepared", "podium prepare -c practice-diabetes", "--data-dir")
+
+
+def test_a_group_without_a_finished_run_is_named_as_such(tmp_path: Path) -> None:
+    group = tmp_path / "runs" / "g1"
+    group.mkdir(parents=True)
+    (group / "group.json").write_text('{"settings": {}}')
+    for args in (
+        ["report", str(group)],
+        ["export", "mlebench", "g1", "--runs-dir", str(group.parent), "--out", str(tmp_path / "export")],
+        ["bundle", "create", "g1", "--runs-dir", str(group.parent), "-o", str(tmp_path / "b.tar.gz")],
+    ):
+        result = _podium(*args)
+        _refused(result, "run group g1 has no finished run yet")
+        assert "MLE-bench grading report" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
