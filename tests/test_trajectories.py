@@ -48,11 +48,10 @@ def _episode(root: Path, seed: int, *, messages: list[dict] | None = None, task:
 def _rollout_messages() -> list[dict]:
     logprobs = {"content": [{"token": "call", "logprob": -0.1, "top_logprobs": []},
                             {"token": "ing", "logprob": -0.2, "top_logprobs": []}]}  # fmt: skip
-    call = lambda i, name, args: {
-        "id": i,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }  # noqa: E731
+
+    def call(i: str, name: str, args: dict) -> dict:
+        return {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
     return [
         {"role": "system", "content": "You are an ML engineer."},
         {"role": "user", "content": "Task: predict Survived."},

@@ -50,7 +50,9 @@ def post(predictions: str, labels: str, socket_path: str, timeout: float) -> tup
     size says 0, never sends more than the declared length and so never splits the body)."""
     handles = [open(path, "rb") for path in (predictions, labels)]  # noqa: SIM115  (closed below)
     try:
-        return _post(handles, [os.fstat(h.fileno()).st_size for h in handles], predictions, labels, socket_path, timeout)
+        return _post(
+            handles, [os.fstat(h.fileno()).st_size for h in handles], predictions, labels, socket_path, timeout
+        )
     finally:
         for handle in handles:
             handle.close()
