@@ -53,6 +53,12 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
 
             get_sandbox(self.options.sandbox)
         self.task: Task = task_of(self.options)
+        self._llm = None
+        if self.options.llm is not None:  # checked now (its key too), not at the first reset
+            from podium.gym.policy_llm import policy_llm_config
+
+            self._llm = policy_llm_config(self.options.llm)
+            self._llm.api_key()
         self.observation_space = AnyText()
         self.action_space = ToolCallSpace()
         self.store = RunStore(self.options.runs_dir)
@@ -73,7 +79,7 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             raise UsageError(f"options['split_seed']={split_seed!r} must be a whole number >= 0.")
         data_dir = self.task.data_for(split_seed)
         config = self._config(data_dir)
-        episode = Episode(config, self.options.competition, episode_seed, self.store)
+        episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm)
         episode.start()
         self._episode, self._steps, self._ended = episode, 0, False
         self._split_seed = split_seed
@@ -88,12 +94,13 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         info = {
             "tools": tool_schemas(),
             "run_dir": str(episode.final.root),
+            "staging_dir": str(episode.staging.root),
             "competition": self.options.competition.ref,
             "task": self.options.task,
             "seed": episode_seed,
             "split_seed": split_seed,
             "env_id": self.env_id,
-            "llm_base_url": None,
+            "llm_base_url": episode.policy.base_url if episode.policy is not None else None,
         }
         return observation, info
 

@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from podium.agents import LLMConfig
 from podium.competition import Competition
 from podium.errors import PodiumError
+from podium.gym.policy_llm import PolicyModel
 from podium.gym.shell import ShellChannel, ShellGone
 from podium.paths import RunPaths
 from podium.records import GradeReport, RunRecord
@@ -44,8 +46,12 @@ _END_TIMEOUT_S = 60.0
 class Episode:
     """A running episode of ``competition`` with ``seed``: its run staged in ``store`` under ``config``."""
 
-    def __init__(self, config: RunConfig, competition: Competition, seed: int, store: RunStore) -> None:
+    def __init__(
+        self, config: RunConfig, competition: Competition, seed: int, store: RunStore, llm: LLMConfig | None = None
+    ) -> None:
         self.config, self.competition, self.seed, self.store = config, competition, seed, store
+        self.llm = llm  # the policy's model (podium.gym.policy_llm), or None
+        self.policy: PolicyModel | None = None
         self.final = RunPaths(store.run_dir(config.run_group, competition.id, seed))
         self.staging = RunPaths(store.stage(config.run_group, competition.id, seed))
         self.record = new_record(config, competition, seed, ())
@@ -74,6 +80,9 @@ class Episode:
                 run_services(self.config, self.competition, setup, self.staging)
             )
             self._stack.callback(self.channel.close)
+            if self.llm is not None:  # the policy's model: on the host only, never mounted into the sandbox
+                self.policy = PolicyModel(self.llm, setup.socket_dir / "policy-llm.sock", self.staging.root).start()
+                self._stack.callback(self.policy.stop)
             self.started = datetime.now(UTC)
             self._t0 = time.monotonic()
             self._thread = threading.Thread(target=self._sandbox, name=f"podium-gym-{self.seed}", daemon=True)
@@ -124,7 +133,8 @@ class Episode:
             if self.result is None:
                 raise ShellGone("the sandbox did not end")
             assert self.setup is not None and self.server is not None
-            llm = self.proxy.summary() if self.proxy is not None else None
+            proxy = self.policy or self.proxy
+            llm = proxy.summary() if proxy is not None else None
             fill_record(
                 self.config,
                 self.record,
