@@ -176,6 +176,9 @@ class RunRecord:
     #: The compute the run had and used (CPU model, CPUs and memory given, GPUs, CPU-seconds, peak memory,
     #: GPU-hours; :func:`podium.sandbox.run_compute`); None in records of older podiums and of failed runs.
     compute: dict[str, Any] | None = None
+    #: A Gymnasium episode's own facts (task, model, reward, steps, budgets, whether a sealed test was touched,
+    #: which signals of the hidden answers the policy could see; :mod:`podium.gym`); None for any other run.
+    gym: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -187,7 +190,7 @@ class RunRecord:
         data = asdict(self)
         if self.error is None:
             del data["error"]
-        for key in ("node", "cluster", "compute"):  # a local run's record is as it always was
+        for key in ("node", "cluster", "compute", "gym"):  # a local run's record is as it always was
             if data[key] is None:
                 del data[key]
         if self.status == "harness_error":  # what was gathered before the harness failed is kept

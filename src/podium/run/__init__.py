@@ -3,6 +3,7 @@
 - :mod:`~podium.run.config`: what a command asks for (:class:`RunConfig`);
 - :mod:`~podium.run.group`: a run group's identity and which runs a command does;
 - :mod:`~podium.run.execute`: one run, from the sandbox to its :class:`~podium.records.RunRecord`;
+- :mod:`~podium.run.sandboxed`: a run's sandbox (folders, mounts, environment, limits), its services, the command;
 - :mod:`~podium.run.schedule`: the batch on its workers, each run landed in the store;
 - :mod:`~podium.run.gpus`, :mod:`~podium.run.images`, :mod:`~podium.run.interrupt` (Ctrl-C),
   :mod:`~podium.run.outcome` (how runs ended, in words).

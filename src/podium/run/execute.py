@@ -23,23 +23,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from podium import __version__, owner
-from podium.agents import LLMConfig, instructions
+from podium import __version__
 from podium.competition import Competition
 from podium.data.prepare import description_variant
-from podium.environments import ENV_MOUNT
 from podium.errors import HarnessError, PodiumError
 from podium.grading import grade_isolated
-from podium.paths import CompetitionPaths, RunPaths
+from podium.paths import RunPaths
 from podium.records import GradeReport, RunRecord
-from podium.run.config import RunConfig, hardware
+from podium.run.config import RunConfig
 from podium.run.gpus import RunInterrupted
 from podium.run.outcome import tail_lines
-from podium.sandbox import ROOTFS_PATH, ExecResult, Limits, Mount, default_env, get_sandbox, run_compute
-from podium.services import BRIDGE_PORT, LLMProxy, ValidationServer, model_failure, sandbox_file
-from podium.units import duration
+from podium.run.sandboxed import limits_of, run_in_sandbox, run_services, sandbox_setup
+from podium.sandbox import ExecResult, run_compute
+from podium.services import model_failure
 
-__all__ = ["discard", "execute", "failed_record", "grade_run", "new_record", "run_agent"]
+__all__ = ["discard", "execute", "failed_record", "fill_record", "grade_run", "new_record", "run_agent"]
 
 
 def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: tuple[int, ...]) -> RunRecord:
@@ -106,13 +104,30 @@ def run_agent(
     result, calls, llm_summary, started, isolation = _sandboxed(config, competition, record.seed, staging, gpu_ids)
     if cancel is not None and cancel.is_set() and _killed(result):
         raise RunInterrupted
+    return fill_record(config, record, staging, result, calls, llm_summary, started, isolation)
+
+
+def fill_record(
+    config: RunConfig,
+    record: RunRecord,
+    staging: RunPaths,
+    result: ExecResult,
+    calls: list[Any],
+    llm_summary: dict[str, Any] | None,
+    started: datetime,
+    isolation: dict[str, Any],
+) -> RunRecord:
+    """``record`` filled in from how its sandbox ended (``result``), its validation calls, its model calls'
+    summary and what the sandbox showed it; raises :class:`~podium.errors.HarnessError` when every model call
+    failed for the harness's reasons (see :func:`run_agent`)."""
+    gpu_ids = tuple(record.limits["gpu_ids"])
     record.started_at = started.isoformat(timespec="seconds")
     record.agent_result = {k: v for k, v in _jsonable(result).items() if k != "network"}
     record.agent_stderr_tail = tail_lines(staging.stderr)
     record.validation_calls = calls
     record.llm = llm_summary
     record.isolation = {**isolation, "network_observed": _observed(result.network, record.node)}
-    record.compute = run_compute(_limits(config, gpu_ids), result)
+    record.compute = run_compute(limits_of(config, gpu_ids), result)
     if (failure := model_failure(llm_summary)) is not None:  # the agent never had its model: not its result
         raise HarnessError(failure)
     return record
@@ -125,17 +140,6 @@ def _observed(network: dict[str, Any] | None, node: str | None) -> dict[str, Any
     if node is not None and "error" not in network:
         return {**network, "observed_by": f"node {socket_module.gethostname()}"}
     return network
-
-
-def _limits(config: RunConfig, gpu_ids: tuple[int, ...]) -> Limits:
-    """What one run of ``config`` with the GPUs ``gpu_ids`` may use."""
-    return Limits(
-        wall_seconds=config.time_limit,
-        memory_bytes=config.memory_bytes,
-        cpus=config.cpus,
-        gpus=gpu_ids,
-        disk_bytes=config.disk_bytes,
-    )
 
 
 def grade_run(
@@ -214,132 +218,15 @@ def _sandboxed(
 ) -> tuple[ExecResult, list[Any], dict[str, Any] | None, datetime, dict[str, Any]]:
     """Run the agent in its sandbox with its files in ``run``: (result, validation calls, LLM summary, start,
     isolation: what the sandbox showed the agent, for the audit)."""
-    paths = CompetitionPaths(config.data_dir, competition.id)
-    for folder in run.folders().values():
-        folder.mkdir(parents=True)
-    sample = paths.prepared / competition.sample_submission
-    env = {
-        **config.agent.env,
-        "COMPETITION_ID": competition.id,
-        "TIME_LIMIT_SECS": str(int(config.time_limit)),
-        "HARDWARE": hardware(config, gpu_ids),
-        "SEED": str(seed),
-        "PODIUM_VALIDATION_SOCKET": "/home/validate.sock",
-    }
-    run.instructions.write_text(
-        instructions(
-            time_limit=duration(config.time_limit), time_limit_secs=int(config.time_limit), hardware=env["HARDWARE"]
-        ),
-        encoding="utf-8",
-    )
-    socket_dir = owner.mkdtemp("v")  # short path: Unix sockets allow ~100 bytes
-    socket = socket_dir / "validate.sock"
-    mounts = [
-        Mount(paths.public, "/home/data"),
-        Mount(run.submission, "/home/submission", writable=True),
-        Mount(run.code, "/home/code", writable=True),
-        Mount(run.logs, "/home/logs", writable=True),
-        Mount(run.instructions, "/home/instructions.md"),
-        Mount(sandbox_file("validate_submission.py"), "/home/validate_submission.py"),
-        Mount(sandbox_file("validate_submission.sh"), "/home/validate_submission.sh"),
-        Mount(sandbox_file("podium_submission.py"), "/home/podium_submission.py"),
-        Mount(sandbox_file("score_holdout.py"), "/home/score_holdout.py"),
-        Mount(sandbox_file("podium_journal.py"), "/home/podium_journal.py"),
-        Mount(socket, "/home/validate.sock", loopback_port=5000 if config.agent.mlebench else None),
-    ]
-    if config.agent.mlebench:  # MLE-bench's agents read the task from instructions.txt
-        mounts += [
-            Mount(run.instructions, "/home/instructions.txt"),
-            Mount(run.instructions, "/home/instructions_obfuscated.txt"),
-        ]
-    if config.image is None:  # an agent image carries the agent itself (MLE-bench images keep it in /home/agent)
-        mounts.append(Mount(config.agent.folder, "/home/agent"))
-    root = config.environment.root if config.environment is not None else None
-    if config.environment is not None:  # the agent's code runs with its own environment, first on PATH
-        if root is None:
-            mounts.append(Mount(config.environment.path, ENV_MOUNT))
-        system_path = ROOTFS_PATH if root is not None else default_env()["PATH"]  # a root filesystem holds it
-        env = {"PATH": f"{ENV_MOUNT}/bin:{system_path}", "PODIUM_ENV": ENV_MOUNT, **env}
-    limits = _limits(config, gpu_ids)
-    command = list(config.agent.command)
-    llm = config.agent.llm
+    setup = sandbox_setup(config, competition, seed, run, gpu_ids)
     started = datetime.now(UTC)
     llm_summary = None
-    try:
-        with contextlib.ExitStack() as stack:
-            server = stack.enter_context(
-                ValidationServer(competition, sample, socket, run.validation_log, holdout_log=run.holdout_log)
-            )
-            proxy = None
-            if llm is not None:
-                proxy = stack.enter_context(
-                    LLMProxy(llm, socket_dir / "llm.sock", run.llm_log, transcript_path=run.transcript)
-                )
-                relayed = BRIDGE_PORT if config.agent.mlebench else None  # on the container's loopback
-                mounts.append(Mount(socket_dir / "llm.sock", "/home/llm.sock", loopback_port=relayed))
-                mounts.append(Mount(sandbox_file("podium_llm.py"), "/home/podium_llm.py"))
-                env.update(_llm_env(llm, config.sandbox, tcp=llm.bridge or config.agent.mlebench))
-                if llm.bridge:
-                    mounts.append(Mount(sandbox_file("llm_bridge.py"), "/home/llm_bridge.py"))
-                    listen = env["PODIUM_LLM_LISTEN"]
-                    command = ["python3", "/home/llm_bridge.py", "--listen", listen, "--socket", "/home/llm.sock", "--"]
-                    command += list(config.agent.command)
-            sandbox = get_sandbox(config.sandbox, image=config.image, root=root)
-            isolation = _isolation(sandbox.name, sandbox.isolated, mounts, paths.private)
-            result = sandbox.run(
-                command,
-                mounts=mounts,
-                env=env,
-                limits=limits,
-                workdir="/home",
-                stdout=run.stdout,
-                stderr=run.stderr,
-                samples_file=run.resources,
-                hidden=(config.data_dir, config.runs_dir),
-            )
-            calls = server.calls
-            if proxy is not None:
-                llm_summary = proxy.summary()
-    finally:
-        shutil.rmtree(socket_dir, ignore_errors=True)
-    return result, calls, llm_summary, started, isolation
-
-
-def _isolation(sandbox: str, isolated: bool, mounts: list[Mount], answers: Path) -> dict[str, Any]:
-    """What the agent could reach, as the record keeps it: the sandbox, its network and every mount (the
-    audit's integrity check reads it)."""
-    return {
-        "sandbox": sandbox,
-        "isolated": isolated,
-        "network": "loopback only" if isolated else "the host's",
-        "answers": str(answers),
-        "mounts": [{"source": str(m.source), "target": m.target, "writable": m.writable} for m in mounts],
-    }
-
-
-def _llm_env(llm: LLMConfig, sandbox: str, *, tcp: bool) -> dict[str, str]:
-    """How the agent reaches its model: the proxy socket, and (``tcp``) base URLs on the sandbox's loopback
-    port where the bridge or the harness's relay listens."""
-    port = BRIDGE_PORT
-    if sandbox == "local":  # the host's loopback: take a free port instead of a fixed one
-        with socket_module.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-    env = {"PODIUM_LLM_SOCKET": "/home/llm.sock", "PODIUM_LLM_PROVIDER": llm.provider.name}
-    if llm.models:
-        env["PODIUM_LLM_MODELS"] = ",".join(llm.models)
-    if tcp:
-        base = f"http://127.0.0.1:{port}"
-        env |= {
-            "PODIUM_LLM_LISTEN": f"127.0.0.1:{port}",
-            "PODIUM_LLM_BASE_URL": base,
-            "OPENAI_BASE_URL": f"{base}/v1",
-            "ANTHROPIC_BASE_URL": base,
-            # SDKs refuse to start without a key; the proxy replaces it with the real one.
-            "OPENAI_API_KEY": "podium-proxy-adds-the-key",
-            "ANTHROPIC_API_KEY": "podium-proxy-adds-the-key",
-        }
-    return env
+    with run_services(config, competition, setup, run) as (server, proxy):
+        result = run_in_sandbox(config, setup, run)
+        calls = server.calls
+        if proxy is not None:
+            llm_summary = proxy.summary()
+    return result, calls, llm_summary, started, setup.isolation
 
 
 def discard(staging: RunPaths) -> None:

@@ -12,7 +12,8 @@ which relays the sandbox's own loopback to the proxy's socket for SDKs that spea
 ``podium_llm.py`` (with an ``llm:`` section), a standard-library model client for the proxy that
 podium's own agents (``search``, ``mlab``) share; ``score_holdout.py``, the hold-out scorer's client; and
 ``podium_journal.py``, which runs a command-line agent that prints JSON events (Claude Code, Codex) under
-its time limit and keeps ``journal.jsonl`` from them.
+its time limit and keeps ``journal.jsonl`` from them; ``podium_shell.py``, the shell server a Gymnasium
+episode's policy drives (:mod:`podium.gym`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ SANDBOX_FILES = (
     "podium_llm.py",
     "score_holdout.py",
     "podium_journal.py",
+    "podium_shell.py",
 )
 
 

@@ -1,0 +1,246 @@
+"""podium's shell server for Gymnasium episodes: the sandbox's command, driven by the harness over a Unix socket.
+
+Started once per episode as ``python3 /home/podium_shell.py SOCKET``; it connects to the harness's socket
+(mounted into the sandbox), says hello, then answers one request at a time, each a frame (4-byte big-endian
+length, then JSON):
+
+* ``{"op": "bash", "command": str, "timeout": float, "max_bytes": int}``: the command runs in ``bash -c`` in
+  the shell's working folder and environment, which persist from one command to the next (an ``EXIT`` trap
+  saves them); stdout and stderr together, kept as a head and a tail of ``max_bytes`` each with the count of
+  what was cut; killed with its process group at ``timeout``. Answers the exit code, the output, the command's
+  own time, its CPU time and peak memory (``wait4``).
+* ``{"op": "write", "path": str, "content": str}``: the file written (folders made), relative to the working
+  folder.
+* ``{"op": "exit"}``: the server ends, and with it the sandbox.
+
+Background processes a command leaves (``cmd &``) keep running; the answer does not wait for them beyond a
+short grace once the command itself has ended. Standard library only: it runs with whatever python3 the
+sandbox has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+_MAX_REQUEST_BYTES = 64 << 20
+_MAX_STATE_BYTES = 1 << 20
+_GRACE_S = 0.2  # how long output is still read after the command ended while a background process holds the pipe
+_DROP = ("SHLVL", "_", "PODIUM_SHELL_STATE")
+_TRAP = (
+    'trap \'__podium_rc=$?; { printf "%s\\0" "$PWD"; env -0; } > "$PODIUM_SHELL_STATE" 2>/dev/null; '
+    "exit $__podium_rc' EXIT\n"
+)
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = conn.recv(min(n - len(data), 1 << 20))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _recv(conn: socket.socket) -> dict | None:
+    head = _recv_exact(conn, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">I", head)
+    if size > _MAX_REQUEST_BYTES:
+        return None
+    body = _recv_exact(conn, size)
+    return None if body is None else json.loads(body)
+
+
+def _send(conn: socket.socket, message: dict) -> None:
+    body = json.dumps(message).encode()
+    conn.sendall(struct.pack(">I", len(body)) + body)
+
+
+class Output:
+    """A command's output as its first and last ``limit`` bytes, and how many bytes came in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.limit:
+                del self.tail[: len(self.tail) - self.limit]
+
+    def to_dict(self) -> dict:
+        return {
+            "head": self.head.decode("utf-8", "replace"),
+            "tail": self.tail.decode("utf-8", "replace"),
+            "total_bytes": self.total,
+            "cut_bytes": self.total - len(self.head) - len(self.tail),
+        }
+
+
+class Shell:
+    """The working folder and environment that persist from one command to the next."""
+
+    def __init__(self) -> None:
+        self.cwd = os.getcwd()
+        self.env = {k: v for k, v in os.environ.items() if k not in _DROP}
+        self.state_dir = tempfile.mkdtemp(prefix=".podium-shell-")
+
+    def bash(self, command: str, timeout: float, max_bytes: int) -> dict:
+        state = os.path.join(self.state_dir, "state")
+        if os.path.lexists(state):
+            os.unlink(state)
+        cwd = self.cwd if os.path.isdir(self.cwd) else os.environ.get("HOME", "/")
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            ["/bin/bash", "-c", _TRAP + command],
+            cwd=cwd,
+            env={**self.env, "PODIUM_SHELL_STATE": state},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        output = Output(max_bytes)
+        status, usage, timed_out = _follow(proc, output, started + max(0.0, timeout))
+        elapsed = time.monotonic() - started
+        self._load(state)
+        if os.WIFEXITED(status):
+            code = os.WEXITSTATUS(status)
+        else:
+            code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else -1
+        return {
+            "exit_code": None if timed_out else code,
+            "timed_out": timed_out,
+            "elapsed_s": round(elapsed, 6),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 6) if usage is not None else None,
+            "max_rss_bytes": usage.ru_maxrss * 1024 if usage is not None else None,
+            "cwd": self.cwd,
+            **output.to_dict(),
+        }
+
+    def _load(self, state: str) -> None:
+        """The working folder and environment the command left, where its EXIT trap saved them."""
+        try:
+            with open(state, "rb") as handle:
+                data = handle.read(_MAX_STATE_BYTES + 1)
+        except OSError:
+            return
+        if len(data) > _MAX_STATE_BYTES:
+            return
+        fields = data.decode("utf-8", "surrogateescape").split("\0")
+        if len(fields) < 2 or not fields[0].startswith("/"):
+            return
+        env = {}
+        for entry in fields[1:]:
+            key, sep, value = entry.partition("=")
+            if sep and key and key not in _DROP:
+                env[key] = value
+        self.cwd, self.env = fields[0], env
+
+    def write(self, path: str, content: str) -> dict:
+        target = os.path.join(self.cwd, path)
+        try:
+            folder = os.path.dirname(target)
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            data = content.encode("utf-8", "surrogateescape")
+            with open(target, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "path": target}
+        return {"ok": True, "bytes": len(data), "path": os.path.normpath(target)}
+
+
+def _follow(proc: subprocess.Popen, output: Output, deadline: float) -> tuple[int, object, bool]:
+    """Read ``proc``'s output until it ends (or ``deadline``: its process group is killed); (status, rusage,
+    timed out)."""
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    status = usage = None
+    ended_at = None
+    timed_out = False
+    eof = False
+    while not eof:
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = True
+            break
+        ready, _, _ = select.select([fd], [], [], min(deadline - now, 0.05))
+        if ready:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if chunk:
+                output.add(chunk)
+            else:
+                eof = True
+            continue
+        if status is None:
+            pid, status_now, usage_now = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                status, usage, ended_at = status_now, usage_now, time.monotonic()
+        elif time.monotonic() - ended_at > _GRACE_S:
+            break  # a background process holds the pipe: the command itself is over
+    while status is None and not timed_out:
+        pid, status_now, usage_now = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            status, usage = status_now, usage_now
+        elif time.monotonic() >= deadline:
+            timed_out = True
+        else:
+            time.sleep(0.002)
+    if timed_out:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if status is None:
+            _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped here, through wait4
+    proc.stdout.close()
+    return status, usage, timed_out
+
+
+def main() -> int:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(sys.argv[1])
+    shell = Shell()
+    _send(conn, {"ready": True, "pid": os.getpid(), "cwd": shell.cwd})
+    while True:
+        request = _recv(conn)
+        if request is None:
+            return 0
+        op = request.get("op")
+        if op == "bash":
+            answer = shell.bash(str(request["command"]), float(request["timeout"]), int(request["max_bytes"]))
+        elif op == "write":
+            answer = shell.write(str(request["path"]), str(request["content"]))
+        elif op == "exit":
+            _send(conn, {"ok": True})
+            return 0
+        else:
+            answer = {"error": f"unknown op {op!r}"}
+        _send(conn, answer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
