@@ -153,10 +153,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow stacks run last, in this order: the Ray cluster's tests (a few minutes of their own, with Ray's
     processes beside the suite's), then the Dolos tests (in CI Dolos is still installing, npm ci, in the
     background), then the root-filesystem and local-model tests (the openhands environment and the model
-    server still building in the background: scripts/openhands_env.sh, scripts/local_model.sh)."""
+    server still building in the background: scripts/openhands_env.sh, scripts/local_model.sh; the training
+    stack: scripts/train_env.sh)."""
     items.sort(
         key=lambda item: (
-            any(item.get_closest_marker(m) is not None for m in ("rootfs", "local_model")),
+            any(item.get_closest_marker(m) is not None for m in ("rootfs", "local_model", "train")),
             item.get_closest_marker("dolos") is not None,
             item.get_closest_marker("cluster") is not None,
         )

@@ -251,6 +251,7 @@ def cmd_example(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from podium.paths import default_data_dir, write_atomic
     from podium.report import build_report, load_inputs, render
+    from podium.report.training import training_roots
 
     fmt = args.format
     if fmt is None:
@@ -274,6 +275,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         hours=args.hours,
         familiarity=Path(args.familiarity) if args.familiarity else None,
         mixed_hardware=args.mixed_hardware,
+        training_roots=training_roots(args.paths, args.training_runs),
     )
     links_from = str(Path(args.output).resolve().parent) if args.output else None
     if fmt == "html":  # written as it is made: the page of 10,000 runs never sits in memory whole

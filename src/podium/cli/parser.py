@@ -16,6 +16,7 @@ from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
 from podium.cli.commands import EXIT_USAGE
 from podium.cli.contamination import add_familiarity_parser
+from podium.cli.gym import add_gym_parsers
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.cli.publishing import add_publishing_parsers
 from podium.registry import SPLITS
@@ -389,6 +390,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a `podium familiarity` file: familiarity against performance per competition, with the correlation",
     )
     p.add_argument(
+        "--training-runs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also search DIR (a runs folder; repeatable) for sealed training episodes of the evaluated models; the "
+        "runs folders of the PATHs are always searched (docs/gym.md)",
+    )
+    p.add_argument(
         "--mixed-hardware",
         action="store_true",
         help="put labels whose runs had different compute (CPUs, memory, GPUs; 'unknown' for records without it) "
@@ -398,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_and_kernels_flags(add_audit_parser(sub))
     add_familiarity_parser(sub)
     add_publishing_parsers(sub)
+    add_gym_parsers(sub)
     p = sub.add_parser("serve", help="a live, read-only dashboard of the runs folder in the browser (docs/serving.md)")
     p.add_argument("--runs-dir", default="runs", help="the runs folder to show")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs --token")

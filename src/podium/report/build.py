@@ -100,6 +100,7 @@ from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
 from podium.report.readings import leaky_competitions, readings, version_facts
 from podium.report.sections import comparison_pairs, comparisons, costs, pass_at_k_curves, per_competition
+from podium.report.training import sealed_training
 
 __all__ = ["TITLES", "build_report"]
 
@@ -155,13 +156,15 @@ def build_report(
     hours: Sequence[float] | None = None,
     familiarity: Path | None = None,
     mixed_hardware: bool = False,
+    training_roots: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
 
     ``compare`` names the pairs to compare (``A,B``); ``time_scaling`` is the data dir to grade the
     runs' snapshots against (None: no time scaling), at ``hours`` (None: every hour of the limit);
     ``familiarity`` a `podium familiarity` file to set against each label's performance
-    (:mod:`podium.report.contamination`). Labels whose runs had different compute (or one label whose
+    (:mod:`podium.report.contamination`); ``training_roots`` the runs folders searched for sealed training episodes
+    of the labels' models (:mod:`podium.report.training`). Labels whose runs had different compute (or one label whose
     runs did) are refused with :class:`podium.report.compute.MixedHardwareError` unless ``mixed_hardware``.
 
     Without ``split``, the splits are the competitions asked of the run groups (:attr:`LabelInput.asked`),
@@ -240,6 +243,7 @@ def build_report(
         comparisons(by_label, comparison_pairs(labels, compare)) if len(labels) > 1 or compare else []
     )
     report["audit"] = audit_section(by_label)
+    report["sealed_training"] = sealed_training(by_label, training_roots)
     report["time_scaling"] = None
     if time_scaling is not None:
         from podium.report.timescale import time_scaling as graded_over_time

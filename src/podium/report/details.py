@@ -122,6 +122,7 @@ def record_details(data: Mapping[str, Any], path: Path, cache: dict[tuple[str, i
         "gpus": gpus,
         "hardware": hardware_text(limits.get("cpus"), gpus),
         "description": data.get("description"),
+        "gym": data["gym"].get("task") if isinstance(data.get("gym"), dict) else None,  # a training episode's task
         "llm_calls": llm.get("calls"),
         "input_tokens": llm.get("input_tokens"),
         "output_tokens": llm.get("output_tokens"),

@@ -15,6 +15,7 @@ from podium.report.compute import profile_lines
 from podium.report.contamination import familiarity_text
 from podium.report.readings import READINGS
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
+from podium.report.training import sealed_training_lines
 from podium.untrusted import printable
 
 __all__ = ["FORMATS", "render"]
@@ -120,6 +121,7 @@ def _text(report: Mapping[str, Any]) -> str:
         lines += ["", *textwrap.wrap(f"No runs in split(s): {', '.join(empty)}.", WIDTH)]
     lines += text_sections(report)
     lines += audit_lines(report, width=WIDTH)
+    lines += sealed_training_lines(report)
     lines += familiarity_text(report.get("familiarity"), WIDTH)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:
@@ -310,6 +312,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
                 lines.append(md_row([label, *counts, *values]))
     lines += md_sections(report)
     lines += audit_lines(report, markdown=True)
+    lines += sealed_training_lines(report, markdown=True)
     lines += familiarity_text(report.get("familiarity"), WIDTH, markdown=True)
     notes = [(label, note) for label, data in labels.items() for note in data["notes"]]
     if notes:

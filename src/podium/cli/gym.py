@@ -1,0 +1,124 @@
+"""``podium rollout`` and ``podium trajectories export``: their flags (added by :func:`add_gym_parsers`) and what
+each prints. The work is :mod:`podium.gym`'s (docs/gym.md).
+
+Exit status: 0 done; 1 ``rollout`` played episodes but none ended with a valid submission; 2 a usage error;
+130 interrupted (the episode in progress is discarded, those landed stay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from podium.cli import values
+from podium.errors import UsageError
+
+__all__ = ["add_gym_parsers", "cmd_rollout", "cmd_trajectories_export"]
+
+
+def add_gym_parsers(sub: Any) -> None:
+    """Add ``rollout`` and ``trajectories`` to the subcommands ``sub``."""
+    p = sub.add_parser(
+        "rollout",
+        help="play gym episodes with a model and land them as runs (docs/gym.md)",
+        description="Play K episodes of each competition's gym environment with a model: a plain tool-calling loop "
+        "(chat completions with the tools bash, write_file and submit) through podium's LLM proxy, so tokens, cost "
+        "and the transcript are kept. Each episode lands as a run under --runs-dir/--run-group.",
+    )
+    p.add_argument("--model", required=True, help="the policy's model name, as its server knows it")
+    p.add_argument("--provider", default="openai", choices=["openai", "openrouter"],
+                   help="the server's kind: any OpenAI-compatible chat-completions server is openai with --base-url")  # fmt: skip
+    p.add_argument("--base-url", default=None, help="the server's address, e.g. a local vLLM: http://127.0.0.1:8000")
+    p.add_argument("--api-key-env", default=None, metavar="NAME",
+                   help="the environment variable holding the server's key (default: the provider's own)")  # fmt: skip
+    p.add_argument("--competitions", required=True, metavar="ID,...", type=_ids,
+                   help="the competitions to play (ID or ID@VERSION, comma-separated)")  # fmt: skip
+    p.add_argument("--episodes", type=values.count(1, "--episodes"), default=1, metavar="K",
+                   help="episodes per competition, seeds 0 to K-1 (default 1)")  # fmt: skip
+    p.add_argument("--task", default=None, choices=["holdout", "sealed"],
+                   help="holdout: podium's re-split of the public training data (default on the benchmark's "
+                   "competitions); sealed: the benchmark task graded on the private answers")  # fmt: skip
+    p.add_argument("--allow-sealed", action="store_true",
+                   help="allow --task sealed on one of the benchmark's 75 competitions (recorded, shown by reports)")  # fmt: skip
+    p.add_argument("--rows", type=values.count(1, "--rows"), default=None, metavar="N",
+                   help="shrink a holdout task's visible training data to N rows")  # fmt: skip
+    p.add_argument(
+        "--time-limit", type=values.time_limit, default=None, help="wall-clock limit per episode (default 1h)"
+    )
+    p.add_argument(
+        "--max-steps", type=values.count(1, "--max-steps"), default=None, help="steps per episode (default 100)"
+    )
+    p.add_argument("--max-cost", type=values.money, default=None, metavar="USD", help="the cost budget of each episode")
+    p.add_argument("--max-answer-tokens", type=values.count(1, "--max-answer-tokens"), default=None, metavar="N",
+                   help="cap each answer of the model at N tokens")  # fmt: skip
+    p.add_argument("--temperature", type=values.number, default=None, help="the sampling temperature sent")
+    p.add_argument("--logprobs", action="store_true", help="ask for token log-probabilities and keep them")
+    p.add_argument("--sandbox", default="bwrap", choices=["bwrap", "docker"], help="the episodes' sandbox")
+    p.add_argument("--runs-dir", default="runs", help="where the episodes land")
+    p.add_argument("--run-group", default=None, help="the run group (default gym-YYYYMMDD)")
+    p.set_defaults(fn=cmd_rollout)
+
+    p = sub.add_parser("trajectories", help="episodes as training data (docs/gym.md)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = actions.add_parser(
+        "export",
+        help="one row per episode: chat messages with tool calls, reward, timings, grade, audit verdict",
+        description="Write one row per gym episode found under RUNS (runs folders, run groups or runs): the "
+        "conversation in OpenAI's chat format, the reward, terminated/truncated, per-step timings and resource use, "
+        "the grade, the audit verdict where audited, and what the policy could see of the hidden answers.",
+    )
+    q.add_argument("runs", nargs="+", metavar="RUNS", help="a runs folder, a run group folder or a run folder")
+    q.add_argument("--out", required=True, metavar="FILE", help="the file to write")
+    q.add_argument("--format", default=None, choices=["jsonl", "parquet"],
+                   help="default: from FILE's suffix (.parquet), else jsonl")  # fmt: skip
+    q.set_defaults(fn=cmd_trajectories_export)
+
+
+def _ids(text: str) -> list[str]:
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError(f"{text!r} names no competition; e.g. --competitions practice-titanic")
+    return ids
+
+
+def cmd_rollout(args: argparse.Namespace) -> int:
+    from podium import registry
+    from podium.gym.rollout import RolloutSettings, rollout
+    from podium.run.group import check_name
+
+    for ref in args.competitions:
+        registry.get(ref)  # an unknown id is refused before any episode starts, with suggestions
+    if args.run_group is not None:
+        check_name(args.run_group)
+    settings = RolloutSettings(
+        model=args.model, competitions=args.competitions, episodes=args.episodes, provider=args.provider,
+        base_url=args.base_url, api_key_env=args.api_key_env, task=args.task, allow_sealed=args.allow_sealed,
+        rows=args.rows, runs_dir=args.runs_dir, run_group=args.run_group, time_limit=args.time_limit,
+        max_steps=args.max_steps, max_cost=args.max_cost, max_answer_tokens=args.max_answer_tokens,
+        logprobs=args.logprobs, temperature=args.temperature, sandbox=args.sandbox,
+    )  # fmt: skip
+    try:
+        results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        print("interrupted: the episode in progress was discarded; landed episodes stay", file=sys.stderr)
+        return 130
+    valid = sum(1 for r in results if r.valid)
+    print(f"{len(results)} episode(s) played in {args.runs_dir}, {valid} with a valid "
+          f"submission; mean reward {sum(r.reward for r in results) / len(results):g}", file=sys.stderr)  # fmt: skip
+    return 0 if valid else 1
+
+
+def cmd_trajectories_export(args: argparse.Namespace) -> int:
+    from podium.gym.trajectories import export
+
+    out = Path(args.out)
+    fmt = args.format or ("parquet" if out.suffix.lower() == ".parquet" else "jsonl")
+    if out.is_dir():
+        raise UsageError(f"--out {args.out}: is a folder; name the file to write, e.g. {out / 'episodes.jsonl'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {args.out}: its folder {out.parent} does not exist; create it first")
+    count = export([Path(p) for p in args.runs], out, fmt)
+    print(f"wrote {count} episode(s) to {args.out} ({fmt})", file=sys.stderr)
+    return 0

@@ -1,0 +1,81 @@
+"""podium rollout: a model plays gym episodes through podium's proxy; they land as runs and export as trajectories.
+
+The model is podium's scripted model server: a session that writes a script, runs it, reads the traceback, fixes it,
+runs it again and submits, as chat-completions tool calls of the environment's own tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from podium.testing import Expect, Reply, ScriptedLLM, ToolCall
+
+pytest.importorskip("gymnasium")
+
+COMP = "practice-titanic"
+BROKEN = "import csv\nrows = list(csv.DictReader(open('/home/data/sample_submission.csv')))\nprint(predictions)\n"
+FIXED = "import shutil\nshutil.copyfile('/home/data/sample_submission.csv', '/home/submission/submission.csv')\nprint('wrote it')\n"
+
+
+def _session() -> list:
+    return [
+        ToolCall("write_file", {"path": "/home/code/train.py", "content": BROKEN}),
+        Expect("wrote", ToolCall("bash", {"command": "python3 /home/code/train.py"})),
+        Expect("NameError", ToolCall("write_file", {"path": "/home/code/train.py", "content": FIXED})),
+        ToolCall("bash", {"command": "python3 /home/code/train.py"}),
+        Expect("wrote it", Reply("Done, I think.")),  # no tool call: reminded once
+        ToolCall("submit", {}),
+    ]
+
+
+def _podium(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENAI_API_KEY": "sk-scripted-not-a-key-000000"}
+    return subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=900)  # fmt: skip
+
+
+def test_a_model_plays_episodes_that_land_as_runs_and_export_as_trajectories(tmp_path):
+    runs = tmp_path / "runs"
+    with ScriptedLLM(_session() + _session(), caps=True) as model:
+        done = _podium("rollout", "--model", "policy", "--base-url", model.base_url, "--competitions", COMP,
+                       "--episodes", "2", "--runs-dir", str(runs), "--run-group", "roll", "--max-steps", "12",
+                       "--time-limit", "5m", "--logprobs", cwd=tmp_path)  # fmt: skip
+        asked = [r["body"] for r in model.requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[2/2] practice-titanic seed 1: reward" in done.stderr and "2 with a valid submission" in done.stderr
+    assert all(body.get("logprobs") is True for body in asked)
+    assert {t["function"]["name"] for t in asked[0]["tools"]} >= {"bash", "write_file", "submit"}
+    records = sorted(runs.glob("roll/practice-titanic/*/record.json"))
+    assert len(records) == 2
+    record = json.loads(records[0].read_text())
+    assert record["gym"]["model"] == "policy" and record["gym"]["terminated"] is True
+    assert record["llm"]["calls"] == 6 and (records[0].parent / "llm_transcript.jsonl").is_file()
+    graded = _podium("grade-sample", str(records[0].parent / "submission" / "submission.csv"), COMP, cwd=tmp_path)
+    assert record["gym"]["reward"] == pytest.approx(json.loads(graded.stdout)["score"])
+    out = tmp_path / "t.jsonl"
+    exported = _podium("trajectories", "export", str(runs), "--out", str(out), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 2 and rows[0]["model"] == "policy"
+    roles = [m["role"] for m in rows[0]["messages"]]
+    assert roles[:2] == ["system", "user"] and roles.count("assistant") == 6 and roles[-1] == "tool"
+    assert any("NameError" in (m["content"] or "") for m in rows[0]["messages"] if m["role"] == "tool")
+    report = _podium("report", str(runs / "roll"), cwd=tmp_path)
+    assert report.returncode == 0 and COMP in report.stdout, report.stderr
+
+
+def test_rollout_refuses_bad_input_in_one_line(tmp_path):
+    for args, said in (
+        (["--competitions", "no-such-thing"], "no-such-thing"),
+        (["--competitions", COMP, "--episodes", "0"], "--episodes"),
+        (["--competitions", COMP, "--run-group", "../x"], "cannot name a run group"),
+    ):
+        done = _podium("rollout", "--model", "m", "--base-url", "http://127.0.0.1:9", *args, "--runs-dir",
+                       str(tmp_path / "runs"), cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists()
