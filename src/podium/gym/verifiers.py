@@ -38,7 +38,9 @@ from typing import Any
 
 from podium.errors import UsageError
 
-__all__ = ["PodiumHarness", "PodiumTaskset"]
+#: The classes built when verifiers is first needed (module attributes, through ``__getattr__``).
+_LAZY = ("PodiumHarness", "PodiumTask", "PodiumTaskset")
+__all__ = ["landed_reward", "verifiers_classes"]
 
 #: The largest record.json read back for the reward.
 _MAX_RECORD = 16 << 20
@@ -72,13 +74,16 @@ def landed_reward(run_dir: str | None) -> float:
     return float(reward)
 
 
-def _build() -> dict[str, type]:
+def verifiers_classes() -> dict[str, type]:
+    """verifiers' classes of this environment (``PodiumTaskset``, ``PodiumTask``, ``PodiumHarness``), built on
+    first use; they are also this module's attributes of those names (what ``podium_verifiers`` exports)."""
     if _CLASSES:
         return _CLASSES
     vf = _verifiers()
+    from pydantic import Field
 
     class PodiumTasksetConfig(vf.TasksetConfig):
-        competitions: list[str] = ["practice-titanic"]
+        competitions: list[str] = Field(default_factory=lambda: ["practice-titanic"])
         """Competitions as ``podium run`` names them (``ID`` or ``ID@VERSION``)."""
         episodes: int = 1
         """Episodes (seeds ``first_seed``, ``first_seed + 1``, ...) per competition."""
@@ -126,10 +131,13 @@ def _build() -> dict[str, type]:
                 for seed in range(config.first_seed, config.first_seed + config.episodes):
                     yield PodiumTask(
                         PodiumData(
-                            name=f"{competition}#{seed}", competition=competition, env_id=gym_id, seed=seed,
+                            name=f"{competition}#{seed}",
+                            competition=competition,
+                            env_id=gym_id,
+                            seed=seed,
                             prompt=f"podium competition {competition}, episode seed {seed} (the task arrives at reset)",
                             settings=settings,
-                        ),  # fmt: skip
+                        ),
                         config.task,
                     )
 
@@ -259,6 +267,6 @@ class _BearerRelay:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("PodiumTaskset", "PodiumHarness", "PodiumTask"):
-        return _build()[name]
+    if name in _LAZY:
+        return verifiers_classes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
