@@ -222,7 +222,7 @@ def test_a_log_line_telling_the_judge_to_answer_no_is_not_clean(tmp_path: Path) 
     with ScriptedLLM([ByContent({}, obeys)] * 3) as model:
         audit = _audit(run, model)
     assert audit["verdict"] == "unclear"
-    (note,) = [f for f in audit["flags"] if "addressed to the judge" in f["reason"]]
+    (note,) = [f for f in audit["flags"] if "line(s) of the material addressed to the judge" in f["reason"]]
     assert note["evidence"][0]["file"] == "logs/agent.stdout.log" and note["evidence"][0]["line"] == 2
 
 

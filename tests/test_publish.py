@@ -437,7 +437,10 @@ def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundl
     # what the changed submission and the edited record must show, worked out here from the runs' own files
     runs = practice["runs"] / "pg-baseline"
     kept = json.loads((runs / "practice-breast-cancer" / "1" / "record.json").read_text())["grade"]
-    assert f"pg-baseline/practice-breast-cancer/1: score 0.5 in the record, {kept['score']} graded again" in rest
+    assert (
+        f"pg-baseline/practice-breast-cancer/1: grade score 0.5 in the record, {json.dumps(kept['score'])} graded again"
+        in rest
+    )
     changed = tmp_path / "changed.csv"
     changed.write_bytes(
         edit(
@@ -446,22 +449,16 @@ def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundl
         )
         or b""
     )
-    regraded = grade(registry.get("practice-wine"), changed, practice["data2"])
+    regraded = grade(registry.get("practice-wine"), changed, practice["data2"]).to_dict()
     recorded = json.loads((runs / "practice-wine" / "0" / "record.json").read_text())["grade"]
-    expected = [f"score {recorded['score']} in the record, {regraded.score} graded again"] + [
-        f"{flag} {recorded[flag]} in the record, {getattr(regraded, flag)} graded again"
-        for flag in (
-            "submission_exists",
-            "valid_submission",
-            "above_median",
-            "gold_medal",
-            "silver_medal",
-            "bronze_medal",
-        )
-        if recorded[flag] != getattr(regraded, flag)
-    ]
+    # every field of the grade is compared; only when it was graded and where the submission lay may differ
+    expected = sorted(k for k in recorded.keys() | regraded.keys() if recorded.get(k) != regraded.get(k))
+    expected = [k for k in expected if k not in ("created_at", "submission_path")]
+    assert "score" in expected and "percentile" in expected
     wine = [line.removeprefix("pg-baseline/practice-wine/0: ") for line in rest if "practice-wine/0:" in line]
-    assert wine == [*expected, "audit integrity clean in audit.json, unclear run again"], wine
+    assert [line.split()[1] for line in wine[:-1]] == expected, wine
+    assert all(line.startswith("grade ") and line.endswith(" graded again") for line in wine[:-1])
+    assert wine[-1] == "audit integrity clean in audit.json, unclear run again", wine
     # the agent folder no longer hashes to the records' agent_hash: integrity is no longer backed, run by run
     integrity = [line for line in rest if "audit integrity clean in audit.json, unclear run again" in line]
     assert sorted(line.split(":")[0] for line in integrity) == [
@@ -523,7 +520,7 @@ def test_caps_stop_a_bomb_and_a_corrupt_archive(tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="more than 1048576 bytes"):
         verify_bundle(bomb, data_dir=tmp_path, max_size=1 << 20, work_dir=tmp_path)
     result = podium("bundle", "verify", str(bomb), "--max-size", "1M", "--work-dir", str(tmp_path))
-    assert result.returncode == 1 and "not verified: reading it stopped: " in result.stderr
+    assert result.returncode == 1 and "not verified: " in result.stderr and "more than 1048576 bytes" in result.stderr
     forged = bytearray(gzip.decompress(bomb.read_bytes()))
     forged[0] ^= 1  # the header's checksum no longer holds
     corrupt = tmp_path / "corrupt.tar.gz"
@@ -532,7 +529,7 @@ def test_caps_stop_a_bomb_and_a_corrupt_archive(tmp_path: Path) -> None:
         verify_bundle(corrupt, data_dir=tmp_path, work_dir=tmp_path)
     truncated = tmp_path / "truncated.tar.gz"
     truncated.write_bytes(gzip.compress(gzip.decompress(bomb.read_bytes())[:4096]))
-    with pytest.raises(ArchiveError, match="truncated"):
+    with pytest.raises(ArchiveError, match="the archive ends early"):
         verify_bundle(truncated, data_dir=tmp_path, work_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bomb.tar.gz", "corrupt.tar.gz", "truncated.tar.gz"]
 

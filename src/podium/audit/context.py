@@ -12,18 +12,29 @@ themselves, so these bounds hold for every check.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from podium.audit.run_files import (
+    MAX_DEPTH,
+    MAX_FILES,
+    MAX_HASHED,
+    MAX_READ,
+    file_sha256,
+    is_real_dir,
+    logged_calls,
+    read_bounded,
+    walk_files,
+)
 from podium.competition import Competition
 from podium.paths import CompetitionPaths, RunPaths, default_data_dir
 from podium.records import RunRecord
+from podium.untrusted import iter_json_lines, loads, loads_object
 
 __all__ = [
     "MAX_DEPTH",
@@ -37,123 +48,12 @@ __all__ = [
     "walk_files",
 ]
 
-#: The most files a walk of one of the agent's folders visits.
-MAX_FILES = 5000
-#: The deepest a walk goes below the folder it starts at.
-MAX_DEPTH = 12
-#: The most bytes read from one file (the rest is ignored, and the read says so by its length).
-MAX_READ = 8 << 20
-#: The largest file hashed whole (a submission; what grading accepts is far smaller).
-MAX_HASHED = 4 << 30
 #: The largest record or validation log read (written by podium, but beside the agent's folders).
 _MAX_RECORD = 64 << 20
 #: Prepare markers read so far, by (path, mtime, size).
 _MARKERS: dict[tuple[str, int, int], Any] = {}
 #: File name endings of logs worth reading as text.
 _TEXT_SUFFIXES = (".log", ".txt", ".jsonl", ".json", ".md", ".out", ".err", ".py", ".csv", ".yaml", ".yml", ".sh")
-
-
-def _chunks(path: Path, limit: int | None, single_link: bool = False) -> Iterator[bytes] | None:
-    """The regular file ``path`` in chunks (at most ``limit`` bytes in all), opened without following a link;
-    None for a link, a non-file, an unreadable one, or (``single_link``) one with more than one hard link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or (single_link and info.st_nlink > 1):
-        os.close(fd)
-        return None
-
-    def read() -> Iterator[bytes]:
-        left = limit if limit is not None else -1
-        try:
-            while left != 0:
-                chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
-                if not chunk:
-                    break
-                yield chunk
-                left = left - len(chunk) if left > 0 else left
-        finally:
-            os.close(fd)
-
-    return read()
-
-
-def _logged_calls(path: Path) -> tuple[Mapping[str, Any], ...]:
-    """The JSON objects of a service's log (one a line; a line that is not one is left out), read bounded."""
-    data = read_bounded(path, _MAX_RECORD, single_link=True)
-    calls: list[Mapping[str, Any]] = []
-    for line in (data or b"").decode("utf-8", "replace").splitlines():
-        try:
-            call = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(call, dict):
-            calls.append(call)
-    return tuple(calls)
-
-
-def read_bounded(path: Path, limit: int = MAX_READ, *, single_link: bool = False) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None for a link, a non-file or an unreadable one, and
-    with ``single_link`` for a file with more than one hard link."""
-    chunks = _chunks(path, limit, single_link)
-    return None if chunks is None else b"".join(chunks)
-
-
-def file_sha256(path: Path, *, single_link: bool = False) -> str | None:
-    """The SHA-256 of the regular file ``path``, read whole without following a link; None when it is no such file
-    (or, with ``single_link``, a file with more than one hard link)."""
-    chunks = _chunks(path, None, single_link)
-    if chunks is None:
-        return None
-    digest = hashlib.sha256()
-    for chunk in chunks:
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def walk_files(root: Path, suffixes: tuple[str, ...] | None, hard_links: list[Path] | None = None) -> tuple[Path, ...]:
-    """Regular files under ``root`` (no links followed, bounded), in path order. Given ``hard_links``, a file with
-    more than one hard link is left out and added to it instead."""
-    if not _is_real_dir(root):
-        return ()
-    found: list[Path] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
-    while stack and len(found) < MAX_FILES:
-        folder, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if depth < MAX_DEPTH:
-                    stack.append((Path(entry.path), depth + 1))
-            elif entry.is_file(follow_symlinks=False) and (suffixes is None or entry.name.endswith(suffixes)):
-                if hard_links is not None and _links(entry) > 1:
-                    hard_links.append(Path(entry.path))
-                    continue
-                found.append(Path(entry.path))
-                if len(found) >= MAX_FILES:
-                    break
-    return tuple(sorted(found))
-
-
-def _links(entry: os.DirEntry[str]) -> int:
-    try:
-        return entry.stat(follow_symlinks=False).st_nlink
-    except OSError:
-        return 0
-
-
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 class AuditContext:
@@ -181,7 +81,7 @@ class AuditContext:
         if data is None:
             return None
         try:
-            return RunRecord.from_dict(json.loads(data))
+            return RunRecord.from_dict(loads_object(data, max_bytes=_MAX_RECORD, what="record.json"))
         except (ValueError, TypeError):
             return None
 
@@ -226,7 +126,7 @@ class AuditContext:
         if key not in _MARKERS:  # one read per prepare, however many runs of it are audited
             data = read_bounded(marker, _MAX_RECORD)
             try:
-                _MARKERS[key] = json.loads(data) if data is not None else None
+                _MARKERS[key] = loads(data, max_bytes=_MAX_RECORD) if data is not None else None
             except ValueError:
                 _MARKERS[key] = None
         return _MARKERS[key]
@@ -236,12 +136,12 @@ class AuditContext:
         """Every call the run made to the validation endpoint, as the endpoint logged it."""
         if self.record is not None and self.record.validation_calls:
             return tuple(c for c in self.record.validation_calls if isinstance(c, dict))
-        return _logged_calls(self.paths.validation_log)
+        return logged_calls(self.paths.validation_log, _MAX_RECORD)
 
     @cached_property
     def holdout_calls(self) -> tuple[Mapping[str, Any], ...]:
         """Every call the run made to the hold-out scorer (its own predictions against its own labels)."""
-        return _logged_calls(self.paths.holdout_log)
+        return logged_calls(self.paths.holdout_log, _MAX_RECORD)
 
     # -- what the agent left --------------------------------------------------------------------
 
@@ -253,7 +153,7 @@ class AuditContext:
             info = os.lstat(path)
         except OSError:
             return None
-        if not (_is_real_dir(self.paths.submission) and stat.S_ISREG(info.st_mode)):
+        if not (is_real_dir(self.paths.submission) and stat.S_ISREG(info.st_mode)):
             return None
         if info.st_nlink > 1:
             self._hard_links.append(path)
@@ -278,7 +178,7 @@ class AuditContext:
             return self._code
         files = list(walk_files(self.paths.code, (".py",), self._hard_links))
         aide = self.paths.logs / "aide"
-        if _is_real_dir(aide):
+        if is_real_dir(aide):
             files += [p for p in walk_files(aide, (".py",), self._hard_links) if p.name == "best_solution.py"]
         self._code = tuple(files)
         return self._code
@@ -292,12 +192,8 @@ class AuditContext:
         data = read_bounded(self.paths.logs / "journal.jsonl")
         best: tuple[float, Path] | None = None
         lower: bool | None = None
-        for line in (data or b"").decode("utf-8", "replace").splitlines():
-            try:
-                node = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(node, dict) or node.get("is_bug") or not node.get("valid"):
+        for node in iter_json_lines((data or b"").splitlines()):
+            if node is None or node.get("is_bug") or not node.get("valid"):
                 continue
             metric, code = node.get("metric"), node.get("code_file")
             if not isinstance(metric, (int, float)) or not isinstance(code, str):
@@ -388,13 +284,13 @@ class AuditContext:
             folder, source = Path(given).expanduser(), "--agent-dir"
         elif record is not None and record.agent_folder:
             folder, source = Path(record.agent_folder), "the record"
-        elif record is not None and record.agent and "/" not in record.agent and _is_real_dir(_builtin(record.agent)):
+        elif record is not None and record.agent and "/" not in record.agent and is_real_dir(_builtin(record.agent)):
             folder, source = _builtin(record.agent), "the built-in agents"
-        elif record is not None and record.agent and _is_real_dir(Path(record.agent).expanduser()):
+        elif record is not None and record.agent and is_real_dir(Path(record.agent).expanduser()):
             folder, source = Path(record.agent).expanduser(), "the record's agent"
         else:
             return AgentFolder(None, "the agent's folder is not known (the record names none; give --agent-dir)")
-        if not _is_real_dir(folder):
+        if not is_real_dir(folder):
             return AgentFolder(None, f"{folder} (named by {source}) is no folder (give --agent-dir)")
         if read_bounded(folder / "agent.yaml", 1) is None:  # every agent folder has one; no other folder is hashed
             return AgentFolder(None, f"{folder} (named by {source}) holds no agent.yaml: it is no agent folder")

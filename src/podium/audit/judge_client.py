@@ -30,6 +30,7 @@ from typing import Any
 
 from podium.agents.llm import LLMConfig
 from podium.errors import HarnessError, PodiumError
+from podium.untrusted import loads
 
 __all__ = ["JudgeBudgetSpent", "JudgeClient", "JudgeError", "judge_session", "require_key"]
 
@@ -64,8 +65,8 @@ class _UnixConnection(http.client.HTTPConnection):
 
 def _proxy_refusal(text: str) -> bool:
     """Whether an error answer is the proxy's own refusal (not the provider's, which it passes on)."""
-    with contextlib.suppress(ValueError, AttributeError):
-        return bool(json.loads(text)["error"].get("type") == "podium_proxy")
+    with contextlib.suppress(ValueError, AttributeError, KeyError, TypeError):
+        return bool(loads(text, max_bytes=1 << 20)["error"].get("type") == "podium_proxy")
     return False
 
 
@@ -101,8 +102,8 @@ class JudgeClient:
                 time.sleep(_BACKOFF_S * 2 ** (attempt - 1))
             status, text = self._send(path, body, headers)
             if status == 200:
-                with contextlib.suppress(ValueError):
-                    data = json.loads(text)
+                with contextlib.suppress(ValueError):  # UntrustedJSONError too: a deep answer is no answer
+                    data = loads(text, max_bytes=len(text.encode()), max_depth=200)
                     if isinstance(data, dict):
                         return data
                 problem = "its answer is not a JSON object"

@@ -95,9 +95,10 @@ def add_publishing_parsers(sub: Any) -> None:
         "verify",
         help="check a bundle: hashes, grades again, audit checks again; one line per difference",
         description="Check every file of FILE against its manifest, grade every submission again against your "
-        "own prepared data at the version its record names, compare scores, flags and medals with the records, "
-        "and run the deterministic audit checks again. Prints one line per difference; exit 1 on any. "
-        "(`podium verify` checks prepared data.)",
+        "own prepared data at the version its record names, compare every field of each grade with the record's, "
+        "and run the deterministic audit checks again. The runs are the record.json files unpacked, never the "
+        "manifest's list. Judge and plagiarism verdicts are carried, not verified; index.html and pages/ are not "
+        "verified. Prints one line per difference; exit 1 on any. (`podium verify` checks prepared data.)",
     )
     q.add_argument("bundle", metavar="FILE", help="a bundle written by podium bundle create")
     q.add_argument("--data-dir", default=None, help=f"{_DATA_HELP}: the answers the submissions are graded against")
@@ -106,6 +107,17 @@ def add_publishing_parsers(sub: Any) -> None:
     )
     q.add_argument(
         "--work-dir", default=None, metavar="DIR", help="where to unpack it (default: the system's temporary folder)"
+    )
+    q.add_argument("--max-files", type=int, default=20_000, metavar="N", help="refuse a bundle of more files")
+    q.add_argument(
+        "--extract",
+        default=None,
+        metavar="DIR",
+        help="when it verifies, write the verified tree there (a new or empty folder; the pages and README are left "
+        "out); unpacking with tar is not verification",
+    )
+    q.add_argument(
+        "--expect-sha256", default=None, metavar="HASH", help="the bundle file's sha256 as published: refuse another"
     )
     q.set_defaults(fn=cmd_bundle_verify)
 
@@ -186,15 +198,20 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
     from podium.publish.tarstream import ArchiveError
     from podium.publish.verify import verify_bundle
 
+    if args.max_files < 1:
+        raise UsageError(f"--max-files {args.max_files}: give a positive number of files")
     try:
         differences, summary = verify_bundle(
             Path(args.bundle),
             data_dir=_folder(args.data_dir),
             max_size=args.max_size,
+            max_files=args.max_files,
             work_dir=Path(args.work_dir) if args.work_dir else None,
+            extract=Path(args.extract) if args.extract else None,
+            expect_sha256=args.expect_sha256,
         )
     except ArchiveError as exc:
-        print(f"podium: bundle {printable(args.bundle)} not verified: reading it stopped: {exc}", file=sys.stderr)
+        print(f"podium: bundle {printable(args.bundle)} not verified: {exc}", file=sys.stderr)
         return EXIT_FAILED
     for line in differences:
         print(line)
@@ -202,6 +219,15 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         print(
             f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s): the bundle does "
             "not carry their agent's folder (its manifest says why)",
+            file=sys.stderr,
+        )
+    carried = ", ".join(f"{name} on {count} run(s)" for name, count in (summary.get("carried") or {}).items() if count)
+    if carried:
+        print(f"note: carried from the bundle, not verified: the verdicts of {carried}", file=sys.stderr)
+    if summary.get("unverified"):
+        print(
+            f"note: not verified: {', '.join(summary['unverified'])} (their hashes match the manifest, but they are "
+            "not rebuilt from the verified runs; podium report on the extracted runs rebuilds them)",
             file=sys.stderr,
         )
     digest = summary.get("manifest_sha256")
@@ -213,4 +239,6 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     print(f"verified: {summary['runs']} runs, {summary['files']} files, no difference{named}")
+    if summary.get("extracted"):
+        print(f"extracted the verified tree to {summary['extracted']}")
     return 0

@@ -4,8 +4,10 @@
 - :mod:`~podium.publish.export`: ``podium export mlebench``, the files of a leaderboard pull request
   (:mod:`~podium.publish.texts`: the row, the hardware line, the disclosure);
 - :mod:`~podium.publish.bundle`: ``podium bundle create``, a streamed tar.gz of the runs with their static
-  pages and a manifest; :mod:`~podium.publish.verify`: ``podium bundle verify``, which reads it with its
-  own tar reader (:mod:`~podium.publish.tarstream`), re-grades and re-audits it on the verifier's data.
+  pages and a manifest (:mod:`~podium.publish.bundlefiles`: its files and their hashes);
+  :mod:`~podium.publish.verify`: ``podium bundle verify``, which reads it with its own tar reader
+  (:mod:`~podium.publish.tarstream`, :mod:`~podium.publish.unpack`), re-grades and re-audits every run
+  found in it on the verifier's data (:mod:`~podium.publish.recheck`).
 
 See docs/publishing.md.
 """

@@ -17,6 +17,7 @@ from typing import Any
 
 from podium.audit import read_audit
 from podium.paths import RunPaths
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["TRANSCRIPT", "run_page", "transcript_calls"]
 
@@ -62,8 +63,8 @@ def transcript_calls(run_dir: Path) -> tuple[list[dict[str, Any]], bool]:
     calls = []
     for line in _lines(RunPaths(run_dir).transcript, _CALLS_SHOWN + 1):
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = loads(line, max_bytes=_LINE_BYTES, what="a transcript line")
+        except UntrustedJSONError:
             entry = {"error": f"an unreadable line ({len(line)} bytes)"}
         if not isinstance(entry, dict):
             continue

@@ -13,7 +13,6 @@ harness failed (no grade) counts as the published numbers count it: a failure wi
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from podium.audit import read_bounded
 from podium.errors import UsageError
 from podium.records import RUN_FLAGS, GradeReport
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["PublishedRun", "agent_slug", "collect_runs", "group_paths", "progress", "read_record"]
 
@@ -73,8 +73,8 @@ def read_record(path: Path) -> dict[str, Any] | None:
     if data is None:
         return None
     try:
-        value = json.loads(data)
-    except ValueError:
+        value = loads(data, max_bytes=MAX_RECORD, what="record.json")
+    except UntrustedJSONError:  # not JSON, or nested too deep to read
         return None
     return value if isinstance(value, dict) else None
 

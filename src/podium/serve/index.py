@@ -8,7 +8,6 @@ folder's own entries (and the index), and only an entry found there is opened.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sqlite3
@@ -22,6 +21,7 @@ from urllib.parse import quote
 from podium import owner
 from podium.records import MEDAL_FLAGS, MEDALS, medal_of
 from podium.store import INDEX_NAME, STAGING_NAME
+from podium.untrusted import loads
 
 __all__ = ["INDEX_NAME", "LiveRun", "RunsIndex", "safe_name"]
 
@@ -122,7 +122,7 @@ class RunsIndex:
         if folder is None:
             return {}
         with contextlib.suppress(OSError, ValueError):
-            data = json.loads((folder / "group.json").read_bytes()[:1_000_000])
+            data = loads((folder / "group.json").read_bytes()[:1_000_000], max_bytes=1_000_000)
             return data if isinstance(data, dict) else {}
         return {}
 

@@ -13,13 +13,13 @@ Both become :class:`Node` lists in the order the agent made them, with each node
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from podium.paths import RunPaths
 from podium.serve.runfiles import inside, read_head
+from podium.untrusted import loads
 
 __all__ = ["Journal", "Node", "load_journal"]
 
@@ -100,8 +100,8 @@ def _podium(run: RunPaths, path: Path) -> Journal:
     head = read_head(run.root, path, _JOURNAL_BYTES)
     nodes: dict[str, Node] = {}
     for line in (head[0] if head else "").splitlines():
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
+        with contextlib.suppress(ValueError):  # UntrustedJSONError too: a deep line is no node
+            entry = loads(line, max_bytes=len(line.encode()), max_depth=64)
             if not isinstance(entry, dict) or "id" not in entry:
                 continue
             node_id = str(entry["id"])
@@ -142,7 +142,7 @@ def _code_file(run: RunPaths, named: Any) -> str | None:
 def _aide(run: RunPaths, path: Path) -> Journal | None:
     head = read_head(run.root, path, _JOURNAL_BYTES)
     try:
-        data = json.loads(head[0]) if head else None
+        data = loads(head[0], max_bytes=_JOURNAL_BYTES * 4, max_depth=64) if head else None
     except ValueError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):

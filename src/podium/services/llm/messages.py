@@ -11,10 +11,10 @@ end early gets Anthropic's own ``event: error``, which its SDKs raise as an API 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from podium.services.llm.sse import Assembler, as_dict, as_index, event_bytes
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["MessagesStream", "error_events"]
 
@@ -68,8 +68,8 @@ class MessagesStream(Assembler):
                 partial = self.text((index, "input_json_delta"))
                 if partial:
                     try:
-                        block["input"] = json.loads(partial)
-                    except ValueError:  # cut mid-way: what came, as text
+                        block["input"] = loads(partial, max_bytes=len(partial.encode()), max_depth=500)
+                    except UntrustedJSONError:  # cut mid-way (or nested past reading): what came, as text
                         block["input"] = partial
             content.append(block)
         return {"type": "message", "role": "assistant", **self.message, "content": content}

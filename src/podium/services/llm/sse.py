@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.services.llm.accounting import Usage
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = [
     "MAX_ASSEMBLED_CHARS",
@@ -74,9 +75,9 @@ def _parse(raw: bytes) -> Event:
     payload = b"\n".join(data)
     value = None
     if payload and payload.strip() != b"[DONE]":
-        try:
-            value = json.loads(payload)
-        except ValueError:
+        try:  # what the provider streams: a deep event is no event, never a crash of the relay
+            value = loads(payload, max_bytes=len(payload), max_depth=500)
+        except UntrustedJSONError:
             value = None
     return Event(raw, name, value)
 
