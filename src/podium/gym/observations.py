@@ -4,7 +4,9 @@ step's (exit code, output cut to fit, time).
 Observations are text. The space is a :class:`gymnasium.spaces.Text` that admits any string up to its length:
 Gymnasium's own ``Text`` checks each character against a set, and a set of every Unicode character costs about
 100 MB per environment, while a command's output may hold any character; so :class:`AnyText` keeps a small set
-to sample from and admits every ``str`` no longer than ``max_length``.
+to sample from and admits every ``str`` no longer than ``max_length``. Gymnasium's shared memory for ``Text``
+indexes that set too, so an async vector environment passes observations by pipe:
+``gymnasium.make_vec(ID, num_envs=N, vectorization_mode="async", vector_kwargs={"shared_memory": False})``.
 """
 
 from __future__ import annotations
@@ -100,3 +102,4 @@ def step_text(answer: dict[str, Any], limit: int) -> str:
     else:
         status = f"exit code {answer['exit_code']}, {answer['elapsed_s']:.2f} s"
     return cut(output, limit) + ("" if output.endswith("\n") or not output else "\n") + f"[{status}]"
+
