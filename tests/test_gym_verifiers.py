@@ -86,3 +86,14 @@ def test_the_module_imports_without_verifiers_and_says_how_to_get_it():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("pip install verifiers") and "UsageError" in done.stdout
+
+
+def test_vf_eval_refuses_an_unknown_competition_or_no_episodes_before_playing(tmp_path):
+    python = train_python()
+    for args, said in (
+        (["--env.taskset.competitions", '["no-such-thing"]'], "Unknown competition 'no-such-thing'"),
+        (["--env.taskset.competitions", json.dumps([COMP]), "--env.taskset.episodes", "0"], "episodes"),
+    ):
+        done = _vf_eval(python, "http://127.0.0.1:9/v1", tmp_path, *args, "--env.taskset.runs-dir", "runs")
+        assert done.returncode != 0 and said in done.stdout + done.stderr, done.stderr[-2000:]
+        assert "Traceback" not in done.stdout + done.stderr and not (tmp_path / "runs").exists()

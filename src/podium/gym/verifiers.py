@@ -80,12 +80,12 @@ def verifiers_classes() -> dict[str, type]:
     if _CLASSES:
         return _CLASSES
     vf = _verifiers()
-    from pydantic import Field
+    from pydantic import Field, field_validator
 
     class PodiumTasksetConfig(vf.TasksetConfig):
         competitions: list[str] = Field(default_factory=lambda: ["practice-titanic"])
         """Competitions as ``podium run`` names them (``ID`` or ``ID@VERSION``)."""
-        episodes: int = 1
+        episodes: int = Field(1, ge=1)
         """Episodes (seeds ``first_seed``, ``first_seed + 1``, ...) per competition."""
         first_seed: int = 0
         variant: str | None = None
@@ -99,6 +99,21 @@ def verifiers_classes() -> dict[str, type]:
         max_steps: int | None = None
         max_cost: float | None = None
         logprobs: bool = False
+
+        @field_validator("competitions")
+        @classmethod
+        def _known(cls, competitions: list[str]) -> list[str]:
+            from podium.errors import PodiumError
+            from podium.gym.rollout import env_id
+
+            if not competitions:
+                raise ValueError("name at least one competition (--env.taskset.competitions '[\"ID\"]')")
+            for competition in competitions:
+                try:
+                    env_id(competition)
+                except PodiumError as error:
+                    raise ValueError(str(error)) from None
+            return competitions
 
     class PodiumData(vf.TaskData):
         competition: str
@@ -118,8 +133,6 @@ def verifiers_classes() -> dict[str, type]:
             from podium.gym.rollout import env_id
 
             config = self.config
-            if config.episodes < 1:
-                raise UsageError(f"--env.taskset.episodes {config.episodes}: give at least 1")
             settings = {
                 "task": config.variant, "allow_sealed": config.allow_sealed, "rows": config.rows,
                 "runs_dir": config.runs_dir, "run_group": config.run_group, "sandbox": config.sandbox,
