@@ -97,3 +97,26 @@ def test_vf_eval_refuses_an_unknown_competition_or_no_episodes_before_playing(tm
         done = _vf_eval(python, "http://127.0.0.1:9/v1", tmp_path, *args, "--env.taskset.runs-dir", "runs")
         assert done.returncode != 0 and said in done.stdout + done.stderr, done.stderr[-2000:]
         assert "Traceback" not in done.stdout + done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_the_relay_answers_502_when_verifiers_address_is_down_and_refuses_other_schemes():
+    import socket
+    import urllib.error
+    import urllib.request
+
+    from podium.errors import UsageError
+    from podium.gym.verifiers import _BearerRelay
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    relay = _BearerRelay(f"http://127.0.0.1:{port}/v1", "secret")
+    try:
+        request = urllib.request.Request(relay.base_url + "/chat/completions", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 502
+    finally:
+        relay.close()
+    with pytest.raises(UsageError, match="cannot call"):
+        _BearerRelay("file:///etc/passwd", "secret")

@@ -246,11 +246,11 @@ class _BearerRelay:
                 return
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if not 0 <= length <= _MAX_BODY:
-                    self.send_error(413, "request too large")
+                length = self.headers.get("Content-Length") or "0"
+                if not length.isdigit() or int(length) > _MAX_BODY:
+                    self.send_error(413, "request too large or of no stated length")
                     return
-                body = self.rfile.read(length)
+                body = self.rfile.read(int(length))
                 path = prefix + self.path.removeprefix("/v1")
                 upstream = http.client.HTTPConnection(target.hostname, target.port or 80, timeout=900)
                 try:
@@ -258,6 +258,9 @@ class _BearerRelay:
                     upstream.request("POST", path, body, headers)
                     answer = upstream.getresponse()
                     data = answer.read(_MAX_BODY + 1)
+                except (OSError, http.client.HTTPException) as error:
+                    self.send_error(502, f"verifiers' model address did not answer: {type(error).__name__}")
+                    return
                 finally:
                     upstream.close()
                 if len(data) > _MAX_BODY:
