@@ -82,7 +82,15 @@ def verifiers_classes() -> dict[str, type]:
     vf = _verifiers()
     from pydantic import Field, field_validator
 
-    class PodiumTasksetConfig(vf.TasksetConfig):
+    # verifiers' bases, typed Any: verifiers is not among podium's type-checked dependencies.
+    tasksetconfig: Any = vf.TasksetConfig
+    taskdata: Any = vf.TaskData
+    task: Any = vf.Task
+    taskset: Any = vf.Taskset
+    harnessconfig: Any = vf.HarnessConfig
+    harness: Any = vf.Harness
+
+    class PodiumTasksetConfig(tasksetconfig):
         competitions: list[str] = Field(default_factory=lambda: ["practice-titanic"])
         """Competitions as ``podium run`` names them (``ID`` or ``ID@VERSION``)."""
         episodes: int = Field(1, ge=1)
@@ -115,20 +123,20 @@ def verifiers_classes() -> dict[str, type]:
                     raise ValueError(str(error)) from None
             return competitions
 
-    class PodiumData(vf.TaskData):
+    class PodiumData(taskdata):
         competition: str
         env_id: str
         seed: int
         settings: dict[str, Any]
 
-    class PodiumTask(vf.Task[PodiumData]):
+    class PodiumTask(task[PodiumData]):
         @vf.reward(weight=1.0)
         async def podium(self, trace: Any) -> float:
             episode = trace.info.get("podium")
             run_dir = episode.get("run_dir") if isinstance(episode, dict) else None
             return await asyncio.to_thread(landed_reward, run_dir)
 
-    class PodiumTaskset(vf.Taskset[PodiumTask, PodiumTasksetConfig]):
+    class PodiumTaskset(taskset[PodiumTask, PodiumTasksetConfig]):
         def load(self) -> Any:
             from podium.gym.rollout import env_id
 
@@ -154,11 +162,11 @@ def verifiers_classes() -> dict[str, type]:
                         config.task,
                     )
 
-    class PodiumHarnessConfig(vf.HarnessConfig):
+    class PodiumHarnessConfig(harnessconfig):
         call_timeout: float = 600.0
         """Seconds one model call may take."""
 
-    class PodiumHarness(vf.Harness[PodiumHarnessConfig]):
+    class PodiumHarness(harness[PodiumHarnessConfig]):
         NEEDS_CONTAINER = False  # the episode's own sandbox (bwrap or Docker) holds the model's commands
         EXECUTES_CODE = True
 
@@ -239,7 +247,7 @@ class _BearerRelay:
         target = urlsplit(endpoint)
         if target.scheme != "http" or not target.hostname:
             raise UsageError(f"verifiers gave the harness a model address podium cannot call: {endpoint!r}")
-        prefix = target.path.rstrip("/")
+        prefix, host, port = target.path.rstrip("/"), target.hostname, target.port or 80
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
@@ -252,7 +260,7 @@ class _BearerRelay:
                     return
                 body = self.rfile.read(int(length))
                 path = prefix + self.path.removeprefix("/v1")
-                upstream = http.client.HTTPConnection(target.hostname, target.port or 80, timeout=900)
+                upstream = http.client.HTTPConnection(host, port, timeout=900)
                 try:
                     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
                     upstream.request("POST", path, body, headers)
