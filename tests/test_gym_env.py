@@ -206,7 +206,9 @@ def test_make_vec_async_runs_four_episodes(tmp_path: Path) -> None:
     try:
         obs, _ = envs.reset(seed=10)
         assert len(obs) == 4 and all("/home/data" in o for o in obs)
-        actions = ({"tool": "bash", "command": "cp /home/data/sample_submission.csv /home/submission/submission.csv"},) * 4
+        actions = (
+            {"tool": "bash", "command": "cp /home/data/sample_submission.csv /home/submission/submission.csv"},
+        ) * 4
         envs.step(actions)
         _, rewards, terminated, _, _ = envs.step(({"tool": "submit"},) * 4)
         assert list(terminated) == [True] * 4 and all(r != 0 for r in rewards)  # log loss: negative, signed

@@ -102,4 +102,3 @@ def step_text(answer: dict[str, Any], limit: int) -> str:
     else:
         status = f"exit code {answer['exit_code']}, {answer['elapsed_s']:.2f} s"
     return cut(output, limit) + ("" if output.endswith("\n") or not output else "\n") + f"[{status}]"
-

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -16,6 +15,7 @@ from typing import IO, Any
 from podium.errors import UsageError
 from podium.paths import CompetitionPaths
 from podium.publish.tarstream import add_bytes, add_stream
+from podium.untrusted import open_regular
 
 __all__ = ["MANIFEST", "ROOT", "SCHEMA", "checksums_digest"]
 
@@ -130,11 +130,11 @@ def _add_file(
     writer: _Writer, name: str, path: Path, relative: str, prepared: _Prepared, max_file: int, secret_in: Any
 ) -> str | None:
     """Add one run file; returns why it was left out, or None."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    fd = open_regular(path)
+    if fd is None:
+        return "not a regular file"
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return "not a regular file"
         if info.st_size > max_file and relative != _SUBMISSION:
             return f"{info.st_size} bytes, over --max-file-size ({max_file})"
         digest, secret = _scan(handle, info.st_size, secret_in)
