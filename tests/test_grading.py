@@ -93,3 +93,25 @@ def test_grading_a_simple_competition_imports_only_what_it_needs(tmp_path: Path)
         [sys.executable, "-c", code, str(submission), str(tmp_path)], capture_output=True, text=True, check=True
     ).stdout
     assert "HEAVY []" in out, out
+
+
+def test_damaged_answers_are_blamed_not_the_submission(tmp_path: Path) -> None:
+    """Issue 35 §5.10: `grade-sample` against answers cut short said the submission had ids not in the test set; now
+    the answers that fail their own sample submission are named, with the fix."""
+    import shutil
+
+    from podium.data.prepare import prepare_competition
+    from podium.grading.grader import answers_path
+
+    comp = registry.get("practice-titanic")
+    prepare_competition(comp, tmp_path / "data")
+    answers = answers_path(comp, tmp_path / "data")
+    lines = answers.read_text().splitlines(keepends=True)
+    answers.write_text("".join(lines[: len(lines) // 2]))  # damaged: half of its rows gone
+    sample = tmp_path / "sample.csv"
+    shutil.copy(tmp_path / "data" / comp.id / "prepared" / comp.sample_submission, sample)
+    done = subprocess.run([sys.executable, "-m", "podium", "grade-sample", str(sample), comp.id, "--data-dir",
+                           str(tmp_path / "data")], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "prepared answers of practice-titanic@1 do not accept its own sample submission" in done.stderr
+    assert "podium prepare -c practice-titanic --force" in done.stderr

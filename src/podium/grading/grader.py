@@ -322,7 +322,29 @@ def grade(competition: Competition, submission_path: str | Path, data_dir: str |
         exists = not isinstance(exc, NoSubmissionError)
         return unscored_report(competition, submission_path, exists=exists, error=str(exc))
     with file:
-        return grade_file(competition, file, data, answers=answers)
+        report = grade_file(competition, file, data, answers=answers)
+    if not report.valid_submission:
+        problem = _sample_problem(competition, data, answers)
+        if problem is not None:  # the answers fail their own sample submission: the fault is theirs, not the file's
+            raise BrokenAnswersError(
+                f"the prepared answers of {competition.ref} do not accept its own sample submission ({problem}); "
+                f"they are damaged, whatever the submission. Fix: podium verify -c {competition.id}, then podium "
+                f"prepare -c {competition.id} --force"
+            )
+    return report
+
+
+def _sample_problem(competition: Competition, data: Path, answers: Frame) -> str | None:
+    """Why the competition's public sample submission is invalid against ``answers`` (None when it is valid or
+    there is none to try): a prepared sample is a valid submission, so an invalid one means damaged answers."""
+    sample = CompetitionPaths(data, competition.id).prepared / competition.sample_submission
+    try:
+        file = open_user_file(sample, max_bytes=submission_size_cap(competition, data))
+    except (InvalidSubmissionError, OSError):
+        return None
+    with file:
+        report = grade_file(competition, file, data, answers=answers)
+    return None if report.valid_submission else (report.error or "invalid")
 
 
 def grade_file(
