@@ -19,11 +19,12 @@ def output_file(value: str | os.PathLike[str], flag: str) -> Path:
     shown = printable(str(value))
     if path.is_dir():
         raise UsageError(f"{flag} {shown} is a folder: name a file (a new one, or one to replace) inside it")
-    parent = path.parent
-    if not parent.is_dir():
-        what = "a file" if parent.exists() else "missing"
-        raise UsageError(f"{flag} {shown}: its folder {printable(str(parent))} is {what}; create the folder first")
-    _probe(parent, flag, shown)
+    existing = path.parent  # a missing folder is made when the file is written, as it always was
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {shown}: {printable(str(existing))} is a file, not a folder; name a file in a folder")
+    _probe(existing, flag, shown)
     return path
 
 
