@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from podium.agents.spec import BUILTIN
+from stacks import build_status, missing
 from test_llm_agents import COMP, _agent, _run
 
 pytestmark = pytest.mark.local_model
@@ -39,21 +40,11 @@ PROBE = (
 
 
 def _missing(reason: str) -> None:
-    if REQUIRE:
-        pytest.fail(f"PODIUM_REQUIRE_LOCAL_MODEL=1 but {reason}")
-    pytest.skip(reason)
+    missing(reason, "PODIUM_REQUIRE_LOCAL_MODEL" if REQUIRE else None)
 
 
 def _status(venv: Path) -> str:
-    """The last line scripts/local_model.sh wrote, waiting while it says "building"."""
-    status = venv / ".podium-status"
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        lines = status.read_text().split() if status.exists() else []
-        last = lines[-1] if lines else "absent"
-        if last != "building" or time.monotonic() > deadline:
-            return last
-        time.sleep(5)
+    return build_status(venv, WAIT_S)
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
-import pytest
+from stacks import build_status, missing
 
 VENV = os.environ.get("PODIUM_TRAIN_VENV")
 REQUIRE = os.environ.get("PODIUM_REQUIRE_TRAIN") == "1"
@@ -21,21 +20,7 @@ PROBE = "import trl.data_utils, datasets, verifiers.v1"
 
 
 def _missing(reason: str) -> None:
-    if REQUIRE:
-        pytest.fail(f"PODIUM_REQUIRE_TRAIN=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _status(venv: Path) -> str:
-    """The last line scripts/train_env.sh wrote, waiting while it says "building"."""
-    status = venv / ".podium-status"
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        lines = status.read_text().split() if status.exists() else []
-        last = lines[-1] if lines else "absent"
-        if last != "building" or time.monotonic() > deadline:
-            return last
-        time.sleep(5)
+    missing(reason, "PODIUM_REQUIRE_TRAIN" if REQUIRE else None)
 
 
 def train_python() -> str:
@@ -43,7 +28,7 @@ def train_python() -> str:
     if not VENV:
         _missing("no training stack: run scripts/train_env.sh DIR and set PODIUM_TRAIN_VENV=DIR")
     venv = Path(str(VENV))
-    state = _status(venv)
+    state = build_status(venv, WAIT_S)
     if state != "ready":
         _missing(f"the training stack in {venv} is {state} (see scripts/train_env.sh and its log)")
     python = str(venv / "bin" / "python")
