@@ -18,6 +18,7 @@ from typing import Any
 
 from podium.agents import LLMConfig
 from podium.errors import UsageError
+from podium.sandbox_files.llm_bridge import _pipe  # the same relay the sandbox's bridge runs
 from podium.services import LLMProxy
 
 __all__ = ["PolicyModel", "policy_llm_config"]
@@ -98,12 +99,3 @@ class PolicyModel:
             with contextlib.suppress(OSError):
                 listener.close()
         self.proxy.stop()
-
-
-def _pipe(source: socket.socket, target: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        while data := source.recv(65536):
-            target.sendall(data)
-    for sock, how in ((target, socket.SHUT_WR), (source, socket.SHUT_RD)):
-        with contextlib.suppress(OSError):
-            sock.shutdown(how)
