@@ -35,6 +35,13 @@ REFUSED = [
     ("/v1/chat/completions", {"plugins": [{"id": "web"}]}, "plugins"),
     ("/v1/chat/completions", {"plugins": [{"id": "file-parser"}]}, "plugins"),
     ("/v1/chat/completions", {"model": "openai/gpt-4o:online"}, ":online"),
+    ("/v1/responses", {"tools": [{"type": "namespace", "name": "ns", "description": "d", "tools": [
+        {"type": "function", "name": "f"}, {"type": "web_search"}]}]}, "tools[0].tools[1] is of type 'web_search'"),
+    ("/v1/responses", {"tools": [{"type": "namespace", "name": "ns", "description": "d", "tools": [
+        {"type": "namespace", "name": "inner", "tools": []}]}]}, "tools[0].tools[0] is of type 'namespace'"),
+    ("/v1/responses", {"tools": [{"type": "namespace", "name": "ns", "tools": {"type": "mcp"}}]},
+     "tools[0].tools must be a list"),
+    ("/v1/chat/completions", {"tools": [{"type": "namespace", "name": "ns", "tools": []}]}, "'namespace'"),
 ]  # fmt: skip
 
 
@@ -52,20 +59,28 @@ def test_nested_urls_server_tool_choices_and_web_plugins_never_reach_the_provide
 
 
 def test_the_agents_own_tool_choices_and_inline_nested_content_still_go_through(short_dir):  # noqa: F811
+    """An Anthropic tool_choice of the agent's own tool, inline content nested in a tool result and a document; a
+    Responses function tool chosen; and a Responses namespace of the agent's own tools (Codex groups its
+    sub-agent tools so: refusing it left Codex with no model at all)."""
     inline = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
     ask = {"model": "m", "max_tokens": 10, "tool_choice": {"type": "tool", "name": "bash"},
            "tools": [{"name": "bash", "input_schema": {"type": "object"}}],
            "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [inline]},
                                                      {"type": "document", "source": {"type": "content",
                                                                                      "content": [inline]}}]}]}  # fmt: skip
-    with ScriptedLLM([Reply("fine"), Reply("fine")]) as model:
+    with ScriptedLLM([Reply("fine")] * 3) as model:
         with LLMProxy(_scripted(model, "anthropic"), short_dir / "a.sock", short_dir / "a.jsonl", KEY):
             assert _post(short_dir / "a.sock", "/v1/messages", ask)[0] == 200
         with LLMProxy(_scripted(model, "openai"), short_dir / "o.sock", short_dir / "o.jsonl", KEY):
             chosen = {"model": "m", "input": "hi", "tool_choice": {"type": "function", "name": "f"},
                       "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}  # fmt: skip
             assert _post(short_dir / "o.sock", "/v1/responses", chosen)[0] == 200
-        assert len(model.requests) == 2
+            grouped = {"model": "m", "input": "hi", "tools": [  # Codex's sub-agent tools: its own, grouped
+                {"type": "namespace", "name": "multi_agent_v1", "description": "sub-agents", "tools": [
+                    {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}},
+                    {"type": "custom", "name": "note"}]}]}  # fmt: skip
+            assert _post(short_dir / "o.sock", "/v1/responses", grouped)[0] == 200
+        assert len(model.requests) == 3 and model.requests[2]["body"]["tools"] == grouped["tools"]
 
 
 def test_provider_json_nested_too_deep_is_passed_on_not_a_dead_handler():
@@ -112,3 +127,20 @@ def test_one_runs_stalled_connections_do_not_starve_another_run_in_the_same_proc
             assert b" 503 " in stalled[-1].recv(200)
             for client in stalled:
                 client.close()
+
+
+def test_a_namespace_of_function_tools_reaches_a_chat_only_provider_as_its_function_tools():
+    from podium.services.llm.accounting import Refused
+    from podium.services.llm.translate import chat_request
+
+    shell = {"type": "function", "name": "shell", "parameters": {"type": "object"}}
+    spawn = {"type": "function", "name": "spawn_agent", "description": "a sub-agent"}
+    grouped = {"type": "namespace", "name": "multi_agent_v1", "description": "sub-agents", "tools": [spawn]}
+    chat = chat_request({"model": "m", "input": "hi", "tools": [shell, grouped]}, "max_tokens")
+    assert chat["tools"] == [
+        {"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "spawn_agent", "description": "a sub-agent"}},
+    ]
+    custom = {**grouped, "tools": [{"type": "custom", "name": "note"}]}
+    with pytest.raises(Refused, match="tools of type 'custom' have no chat completions equivalent"):
+        chat_request({"model": "m", "input": "hi", "tools": [custom]}, "max_tokens")

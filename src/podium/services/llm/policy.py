@@ -8,7 +8,8 @@ uploaded files). Through podium's proxy any of these would be the internet aroun
 fees podium never costed, and state the run's transcript cannot show. So each wire format has an allowlist:
 
 * tools: only the agent's own, executed by the agent (a function tool; Anthropic's custom tools, which carry no
-  ``type`` or ``type: custom``; the Responses API's ``function`` and ``custom``); any other tool type is refused;
+  ``type`` or ``type: custom``; the Responses API's ``function`` and ``custom``, and its ``namespace``, a group of
+  such tools under one name, each checked); any other tool type is refused;
 * content: text, and images or documents given inline (base64, or a data: URL); a URL or a file id is refused;
 * a ``tool_choice`` naming a tool of another type is refused, and so is a model named with OpenRouter's ``:online``
   suffix (a web search on every call);
@@ -51,6 +52,9 @@ _CHOICES = ("auto", "any", "none", "required", "tool", "function", "custom", "al
 #: A model name suffix that has the provider search the web for the call (OpenRouter's ``:online``).
 _WEB_SUFFIX = ":online"
 _FUNCTION_TOOLS = {"chat": ("function", "custom"), "responses": ("function", "custom"), "messages": ("custom",)}
+#: Tool types that group the agent's own tools under a name (the Responses API's ``namespace``: Codex's sub-agent
+#: tools); the tools inside are checked as tools, one level deep.
+_GROUPS = {"responses": ("namespace",)}
 _INLINE_SOURCES = ("base64", "text", "content")
 _BLOCK_DEPTH = 3  # content blocks inside content blocks (a document in a tool result) deeper than this are refused  # Anthropic's image and document sources given in the request
 
@@ -78,21 +82,26 @@ def check_request(api: str, payload: dict[str, Any]) -> None:
         _check_part(api, where, part)
 
 
-def _check_tools(api: str, tools: Any) -> None:
+def _check_tools(api: str, tools: Any, where: str = "tools", grouped: bool = True) -> None:
     if tools is None:
         return
     if not isinstance(tools, list):
-        raise Refused(400, "tools must be a list of the agent's own function tools")
+        raise Refused(400, f"{where} must be a list of the agent's own function tools")
     allowed = _FUNCTION_TOOLS.get(api, ("function",))
+    groups = _GROUPS.get(api, ()) if grouped else ()
     for index, tool in enumerate(tools):
         if not isinstance(tool, dict):
-            raise Refused(400, f"tools[{index}] is not an object")
+            raise Refused(400, f"{where}[{index}] is not an object")
         kind = tool.get("type", "custom" if api == "messages" else None)
+        if kind in groups:
+            _check_tools(api, tool.get("tools"), f"{where}[{index}].tools", grouped=False)
+            continue
         if kind not in allowed:
-            name = tool.get("name") or (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+            function = tool.get("function")
+            name = tool.get("name") or (function.get("name") if isinstance(function, dict) else None)
             shown = f"{str(kind)[:60]!r}" + (f" ({str(name)[:60]!r})" if name else "")
-            raise Refused(400, f"tools[{index}] is of type {shown}, a tool the provider would run (the web, files, "
-                          f"code, MCP servers); only the agent's own tools are allowed: {', '.join(allowed)}")  # fmt: skip
+            raise Refused(400, f"{where}[{index}] is of type {shown}, a tool the provider would run (the web, files, "
+                          f"code, MCP servers); only the agent's own tools are allowed: {', '.join(allowed + groups)}")  # fmt: skip
 
 
 def _parts(api: str, payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:

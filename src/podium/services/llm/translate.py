@@ -3,7 +3,8 @@
 :func:`chat_request` turns a Responses request into a chat completions one: ``instructions`` and
 ``input`` items into messages (``message`` items by role, ``developer`` as ``system``; a
 ``function_call`` into the assistant's ``tool_calls``; a ``function_call_output`` into a ``tool``
-message; ``reasoning`` items dropped, as a chat server keeps no reasoning), function ``tools`` and
+message; ``reasoning`` items dropped, as a chat server keeps no reasoning), function ``tools`` (a ``namespace``
+of them given as its function tools, chat having no groups) and
 ``tool_choice`` into chat's, ``text.format`` into ``response_format``, ``max_output_tokens`` into the
 server's cap field. What has no chat equivalent (``previous_response_id``, built-in tools such as
 web search, other item types) is refused with a 400 that names it. :func:`response_of` turns a
@@ -46,7 +47,7 @@ def chat_request(payload: dict[str, Any], cap_field: str) -> dict[str, Any]:
     chat: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
     chat |= {k: payload[k] for k in _PASSED if payload.get(k) is not None}
     if payload.get("tools"):
-        chat["tools"] = [_tool(t) for t in payload["tools"]]
+        chat["tools"] = [_tool(t) for t in _flat(payload["tools"])]
         if isinstance(payload.get("parallel_tool_calls"), bool):
             chat["parallel_tool_calls"] = payload["parallel_tool_calls"]
     if payload.get("tool_choice") is not None:
@@ -125,6 +126,17 @@ def _joined(parts: Any) -> str:
     if not isinstance(parts, list):
         return "" if parts is None else str(parts)
     return "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+
+
+def _flat(tools: Any) -> list[Any]:
+    """The tools, a ``namespace``'s own tools in its place (the policy has checked them one level deep)."""
+    if not isinstance(tools, list):
+        raise Refused(400, "tools must be a list of function tools")
+    flat: list[Any] = []
+    for tool in tools:
+        inner = tool.get("tools") if isinstance(tool, dict) and tool.get("type") == "namespace" else None
+        flat += inner if isinstance(inner, list) else [tool]
+    return flat
 
 
 def _tool(tool: Any) -> dict[str, Any]:
