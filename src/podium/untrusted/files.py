@@ -65,6 +65,11 @@ def open_file(path: str | os.PathLike[str], *, dir_fd: int | None = None, single
         raise NotOpened("name", detail="a name with a NUL byte") from None
     except OSError as exc:
         reason = {errno.ENOENT: "missing", errno.ELOOP: "link", errno.ENOTDIR: "missing"}.get(exc.errno or 0)
+        if reason is None:  # a socket (ENXIO), a device with no driver: say what it is where lstat can tell
+            try:
+                reason = _kind(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except (OSError, ValueError):
+                reason = None
         raise NotOpened(reason or "unreadable", errno=exc.errno, detail=exc.strerror or str(exc)) from None
     info = os.fstat(fd)
     refusal = _kind(info.st_mode) or ("hard_link" if single_link and info.st_nlink > 1 else None)
