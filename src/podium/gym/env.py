@@ -80,6 +80,7 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         data_dir = self.task.data_for(split_seed)
         config = self._config(data_dir)
         episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm)
+        episode.adjust_grade = self.task.adjust_grade
         episode.start()
         self._episode, self._steps, self._ended = episode, 0, False
         self._split_seed = split_seed
