@@ -68,7 +68,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         env.setenv("PODIUM_NODE_CACHE", str(tmp_path_factory.mktemp("gym-node-cache")))
         env.setenv("OMP_NUM_THREADS", "1")
         try:
-            made = ray.cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+            made = ray.cluster_utils.Cluster(
+                initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+            )
             made.workers = [made.add_node(num_cpus=2), made.add_node(num_cpus=2)]
             made.wait_for_nodes()
             yield made
@@ -110,7 +112,9 @@ def test_episodes_land_graded_here_with_the_nodes_named(cluster, data_dir: Path,
         assert record["cluster"]["attempts"] == [record["node"]] and not record["cluster"]["retried"]
         gym = record["gym"]
         grade = GradeReport.from_dict(record["grade"])  # graded here: the node never had the answers
-        assert grade.valid_submission and grade.submission_path == str(runs / "g" / COMP / str(seed) / "submission" / "submission.csv")
+        assert grade.valid_submission and grade.submission_path == str(
+            runs / "g" / COMP / str(seed) / "submission" / "submission.csv"
+        )
         assert gym["reward"] == pytest.approx(reward_of("score", grade, 0.0)) and gym["terminated"] is True
         assert gym["steps"] == 2 and gym["model"] == "policy" and record["llm"]["calls"] == 2
         steps = (runs / "g" / COMP / str(seed) / "gym_steps.jsonl").read_text().splitlines()
@@ -125,7 +129,7 @@ def test_episodes_land_graded_here_with_the_nodes_named(cluster, data_dir: Path,
     exported = _podium("trajectories", "export", str(runs), "--out", str(tmp_path / "t.jsonl"))
     assert exported.returncode == 0, exported.stderr
     with ScriptedLLM([]) as model:  # the same command again: both landed, nothing is played twice
-        out, _ = (again := _rollout(cluster, model, runs, data_dir, "--episodes", "2")).communicate(timeout=300)
+        out, _ = _rollout(cluster, model, runs, data_dir, "--episodes", "2").communicate(timeout=300)
     assert "2 of 2 run(s) already finished; running 0" in out, out
 
 

@@ -114,7 +114,12 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     )  # fmt: skip
     cluster = _cluster(args)  # a wrong address is refused before anything is played
     try:
-        results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True), cluster=cluster)
+        if cluster is not None:
+            from podium.gym.remote import rollout_on_cluster
+
+            results = rollout_on_cluster(settings, cluster)
+        else:
+            results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
         print("interrupted: the episode in progress was discarded; landed episodes stay", file=sys.stderr)
         return 130

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import owner
-from podium.cluster.address import ClusterSpec
+from podium.cluster.address import ClusterSpec, parse_cluster
 from podium.cluster.driver import NodeWork, run_cluster_batch
 from podium.cluster.node import Shipment, keys_set, node_data, node_name, send_folder, sweep_node
 from podium.cluster.transfer import Parcel
@@ -34,14 +34,14 @@ from podium.gym.env import PodiumEnv, run_config
 from podium.gym.episode import STEPS_FILE
 from podium.gym.options import EnvOptions, check_options, is_free
 from podium.gym.rewards import reward_of
-from podium.gym.rollout import RolloutSettings, play_episode
+from podium.gym.rollout import EpisodeResult, RolloutSettings, play_episode
 from podium.paths import RunPaths, write_atomic
 from podium.records import RunRecord
 from podium.run.execute import failed_record
 from podium.run.schedule import Batch
 from podium.untrusted import loads_object, read_bounded
 
-__all__ = ["GymLanding", "NodeEnv", "play_on_node", "rollout_on_cluster"]
+__all__ = ["GymLanding", "NodeEnv", "play_batch", "play_on_node", "rollout_on_cluster"]
 
 #: The largest steps file whose last line the driver rewrites with the reward (bigger: left as the node wrote it).
 _STEPS_MAX_BYTES = 64 << 20
@@ -59,9 +59,23 @@ class NodeEnv(PodiumEnv):
         return observation, info
 
 
-def rollout_on_cluster(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
-    """Play ``settings.episodes`` episodes (seeds ``first_seed``..) of each competition as Ray tasks on ``cluster``;
-    every episode lands in ``settings.runs_dir`` as a run graded here. What the group already holds is skipped."""
+def rollout_on_cluster(settings: RolloutSettings, cluster: ClusterSpec | str) -> list[EpisodeResult]:
+    """Play ``settings.episodes`` episodes (seeds 0 to K-1) of each competition as Ray tasks on ``cluster`` (a
+    :class:`~podium.cluster.ClusterSpec`, or an address as ``--cluster`` takes it: ``ray``, ``ray:HOST:PORT``,
+    ``ray://HOST:PORT``); every episode lands in ``settings.runs_dir`` as a run graded here. Episodes the group
+    already holds are not played again; an interrupted batch raises ``KeyboardInterrupt`` (landed ones stay).
+    Returns how each episode that landed now ended."""
+    spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec(parse_cluster(str(cluster)))
+    batch = play_batch(settings, spec)
+    if batch.interrupted:
+        raise KeyboardInterrupt
+    return [_result_of(record) for record in batch.records]
+
+
+def play_batch(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
+    """:func:`rollout_on_cluster`'s batch, as :func:`podium.cluster.run_cluster_batch` returns it."""
+    if settings.episodes < 1:
+        raise UsageError(f"--episodes {settings.episodes}: play at least 1 episode per competition")
     if settings.first_seed != 0:
         raise UsageError("a cluster rollout plays seeds 0 to K-1 (as podium run does); first_seed must be 0")
     kwargs = settings.env_kwargs()
@@ -80,6 +94,20 @@ def rollout_on_cluster(settings: RolloutSettings, cluster: ClusterSpec) -> Batch
     landing = GymLanding({o.competition.id: o for o in options.values()})
     work = NodeWork(play_on_node, (asdict(settings),), keys, landing)
     return run_cluster_batch(config, [o.competition for o in options.values()], cluster, work=work)
+
+
+def _result_of(record: RunRecord) -> EpisodeResult:
+    """How a landed episode ended, from its record (written by the driver: :class:`podium.gym.remote.GymLanding`)."""
+    gym = record.gym or {}
+    grade = record.grade
+    llm = record.llm if isinstance(record.llm, dict) else {}
+    ended = "submitted" if gym.get("terminated") else "budget ran out (truncated)"
+    return EpisodeResult(
+        competition_id=record.competition_id, seed=record.seed, reward=float(gym.get("reward") or 0.0),
+        terminated=bool(gym.get("terminated")), truncated=bool(gym.get("truncated")), steps=int(gym.get("steps") or 0),
+        model_calls=int(llm.get("calls") or 0), run_dir=None, ended=ended,
+        valid=bool(grade is not None and grade.valid_submission),
+    )  # fmt: skip
 
 
 class GymLanding:

@@ -269,21 +269,14 @@ def rollout(
     *,
     make: Callable[..., Any] | None = None,
     progress: Callable[[str], None] | None = None,
-    cluster: Any = None,
 ) -> list[EpisodeResult]:
     """Play ``settings.episodes`` episodes (seeds ``first_seed`` on) of each competition, one after another;
     returns how each ended. ``make`` builds an environment (default: ``gymnasium.make`` of podium's id).
-
-    ``cluster`` (a :class:`podium.cluster.ClusterSpec`, or an address as ``--cluster`` takes it: ``ray``,
-    ``ray:HOST:PORT``, ``ray://HOST:PORT``): the episodes are Ray tasks on that cluster, as ``podium run
-    --cluster`` runs runs (:mod:`podium.gym.remote`); episodes the group already holds are not played again, and
-    an interrupted batch raises ``KeyboardInterrupt`` once the landed episodes are kept."""
+    On a Ray cluster: :func:`podium.gym.remote.rollout_on_cluster`."""
     import gymnasium
 
     if settings.episodes < 1:
         raise UsageError(f"--episodes {settings.episodes}: play at least 1 episode per competition")
-    if cluster is not None:
-        return _on_cluster(settings, cluster)
     make = make or gymnasium.make
     total = len(settings.competitions) * settings.episodes
     results: list[EpisodeResult] = []
@@ -304,28 +297,3 @@ def rollout(
                     f"{printable(result.ended)})"
                 )
     return results
-
-
-def _on_cluster(settings: RolloutSettings, cluster: Any) -> list[EpisodeResult]:
-    from podium.cluster import ClusterSpec, parse_cluster
-    from podium.gym.remote import rollout_on_cluster
-
-    spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec(parse_cluster(str(cluster)))
-    batch = rollout_on_cluster(settings, spec)
-    if batch.interrupted:
-        raise KeyboardInterrupt
-    return [_result_of(record) for record in batch.records]
-
-
-def _result_of(record: Any) -> EpisodeResult:
-    """How a landed episode ended, from its record (written by the driver: :class:`podium.gym.remote.GymLanding`)."""
-    gym = record.gym or {}
-    grade = record.grade
-    llm = record.llm if isinstance(record.llm, dict) else {}
-    ended = "submitted" if gym.get("terminated") else "budget ran out (truncated)"
-    return EpisodeResult(
-        competition_id=record.competition_id, seed=record.seed, reward=float(gym.get("reward") or 0.0),
-        terminated=bool(gym.get("terminated")), truncated=bool(gym.get("truncated")), steps=int(gym.get("steps") or 0),
-        model_calls=int(llm.get("calls") or 0), run_dir=None, ended=ended,
-        valid=bool(grade is not None and grade.valid_submission),
-    )  # fmt: skip
