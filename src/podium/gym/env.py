@@ -27,7 +27,7 @@ from podium.gym.shell import ShellGone
 from podium.gym.spaces import ToolCallSpace
 from podium.gym.tasks import Task, task_of
 from podium.run.config import RunConfig
-from podium.run.group import check_name
+from podium.run.group import check_name, join, settings_of
 from podium.store import RunStore
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PodiumEnv", "run_config"]
@@ -81,6 +81,7 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             raise UsageError(f"options['split_seed']={split_seed!r} must be a whole number >= 0.")
         data_dir = self.task.data_for(split_seed)
         config = self._config(data_dir)
+        join(self.options.runs_dir / self.options.run_group, settings_of(config), self.options.competition.id)
         episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm, self.grade_here)
         episode.start()
         self._episode, self._steps, self._ended = episode, 0, False
