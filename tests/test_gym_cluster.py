@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -80,12 +81,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
             shutil.rmtree(ray_dir, ignore_errors=True)
 
 
-def _rollout(cluster, model: ScriptedLLM, runs: Path, data: Path, *args: str) -> subprocess.Popen:
+def _rollout(cluster, model: ScriptedLLM, runs: Path, data: Path, *args: str, **popen: Any) -> subprocess.Popen:
     command = [sys.executable, "-m", "podium", "rollout", "--model", "policy", "--base-url", model.base_url,
                "--competitions", COMP, "--runs-dir", str(runs), "--run-group", "g", "--data-dir", str(data),
                "--time-limit", "2m", "--max-steps", "5", "--cpus", "1", "--cluster", f"ray:{cluster.address}", *args]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-scripted-not-a-key-000000", "PODIUM_PROGRESS_SECONDS": "0"}
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
 
 
 def _records(runs: Path) -> dict[int, dict]:
@@ -160,6 +161,32 @@ def test_a_node_removed_mid_episode_is_retried_on_another(cluster, data_dir: Pat
     assert record["status"] == "finished" and record["grade"]["valid_submission"] and record["gym"]["steps"] == 2
     assert not list((runs / "g" / COMP).glob(".*.tmp-*")), "no staging folder is left"
     cluster.remove_node(rescuer)
+
+
+def _sleeping(seconds: int) -> list[int]:
+    """The pids of `sleep SECONDS` processes on this machine (the policy's, on any node)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", str(seconds).encode()]:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ctrl_c_cancels_the_episodes_and_leaves_no_process(cluster, data_dir: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    with ScriptedLLM([_policy(97)] * 8) as model:
+        driver = _rollout(cluster, model, runs, data_dir, "--episodes", "2",
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+        _wait_for(lambda: len(_sleeping(97)) >= 2)  # both episodes are in their first step, on the nodes
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=120)
+    assert driver.returncode == 130 and "cancelling 2 run(s)" in out, out
+    _wait_for(lambda: not _sleeping(97), timeout=30)
+    assert not _records(runs) and not list((runs / "g" / COMP).glob(".*.tmp-*"))
 
 
 def test_cluster_flags_refused_in_one_line(tmp_path: Path) -> None:

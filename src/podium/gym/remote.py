@@ -38,6 +38,7 @@ from podium.gym.rollout import EpisodeResult, RolloutSettings, play_episode
 from podium.paths import RunPaths, write_atomic
 from podium.records import RunRecord
 from podium.run.execute import failed_record
+from podium.run.interrupt import Stop
 from podium.run.schedule import Batch
 from podium.untrusted import loads_object, read_bounded
 
@@ -202,6 +203,9 @@ def play_on_node(
                 env = NodeEnv(ref, **{**kwargs, "data_dir": here_data})
                 try:
                     play_episode(env, record.seed, rollout)
+                except KeyboardInterrupt:  # ray.cancel (the driver's Ctrl-C): the sandbox killed by its kill path
+                    Stop(config, lambda: 1).kill_running()
+                    raise  # past the handler below: nothing of the episode is sent back
                 finally:
                     env.close()
                     origin = getattr(env, "staging_dir", None)
