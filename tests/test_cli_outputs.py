@@ -73,3 +73,15 @@ def test_a_read_only_output_folder_is_refused_before_any_work(tmp_path: Path) ->
     for args in commands:
         _refused(_run(args, read_only=locked), "cannot write in")
     assert _files(locked) == []
+
+
+def test_bundle_verify_work_dir_a_file_is_refused_and_a_missing_one_is_made(tmp_path: Path) -> None:
+    """`bundle verify --work-dir` named a folder that did not exist: an internal error (exit 70) before."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    bundle = tmp_path / "b.tar.gz"
+    bundle.write_bytes(b"not a bundle")
+    _refused(_run(["bundle", "verify", "--work-dir", str(blocker), str(bundle)]), "--work-dir")
+    made = _run(["bundle", "verify", "--work-dir", str(tmp_path / "new" / "w"), str(bundle)])
+    assert made.returncode == 1 and "not verified" in made.stderr and "Traceback" not in made.stderr, made.stderr
+    assert (tmp_path / "new" / "w").is_dir()

@@ -243,3 +243,16 @@ def test_bad_input_is_one_line_naming_the_value_and_the_fix(tmp_path: Path, monk
     with pytest.raises(PodiumError, match="bubblewrap") as caught:
         gymnasium.make("podium/practice-titanic-v1", runs_dir=str(tmp_path), data_dir=str(DATA))
     assert "\n" not in str(caught.value)
+
+
+def test_arguments_nested_too_deep_or_too_large_are_an_answer_not_an_exception() -> None:
+    """A policy's arguments are its own text: nested 100,000 deep (json.loads raises RecursionError) or larger than
+    any argument may be, parse_action answers with what is wrong, as for any malformed call."""
+    from podium.gym.actions import MAX_ARGUMENT_CHARS, parse_action
+
+    deep = "[" * 100_000 + "]" * 100_000
+    said = parse_action({"type": "function", "function": {"name": "bash", "arguments": deep}})
+    assert isinstance(said, str) and "cannot be read" in said and "nests too deep" in said
+    huge = '{"command": "' + "x" * (MAX_ARGUMENT_CHARS * 4 + 2048) + '"}'
+    said = parse_action({"type": "function", "function": {"name": "bash\x1b[2J", "arguments": huge}})
+    assert isinstance(said, str) and "bytes, over the" in said and "\x1b" not in said

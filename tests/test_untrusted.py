@@ -128,3 +128,38 @@ def test_printable_escapes_what_a_terminal_would_act_on(raw, shown):
 def test_printable_cuts_before_escaping():
     assert printable("\x1b" * 10, limit=3) == "\\e\\e\\e..."
     assert printable("short", limit=10) == "short"
+
+
+@pytest.mark.parametrize(
+    ("relative", "reason", "part"),
+    [
+        ("link.txt", "link", None), ("fifo", "fifo", None), ("sock", "socket", None), ("sub", "directory", None),
+        ("hard.txt", "hard_link", None), ("absent.txt", "missing", None), ("dirlink/secret.txt", "below", "dirlink"),
+        ("plain.txt/x", "below", "plain.txt"), ("../secret.txt", "name", None), ("/etc/passwd", "name", None),
+        ("nul\x00.txt", "name", None),
+    ],
+)  # fmt: skip
+def test_open_file_beneath_says_why_it_refused(folder, relative, reason, part):
+    """The raising form callers use to say why in their own words (the grader's messages): every refusal has its
+    reason, and the component below the folder that was a link or a file is named."""
+    from podium.untrusted.files import NotOpened, open_file_beneath
+
+    with pytest.raises(NotOpened) as refused:
+        os.close(open_file_beneath(folder, relative, single_link=True))
+    assert (refused.value.reason, refused.value.part) == (reason, part)
+
+
+def test_open_file_beneath_refuses_a_folder_that_is_a_link_and_opens_a_plain_file(folder, tmp_path):
+    from podium.untrusted.files import NotOpened, open_file, open_file_beneath
+
+    (tmp_path / "runlink").symlink_to(folder)
+    with pytest.raises(NotOpened) as refused:
+        open_file_beneath(tmp_path / "runlink", "plain.txt")
+    assert refused.value.reason == "root"
+    fd = open_file_beneath(folder, "sub/deep.txt", single_link=True)
+    try:
+        assert os.read(fd, 10) == b"deep"
+    finally:
+        os.close(fd)
+    fd = open_file(folder / "hard.txt")  # a second name is refused only when asked
+    os.close(fd)

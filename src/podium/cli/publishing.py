@@ -207,13 +207,17 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{printable(args.bundle)} is a folder: give the bundle file (.tar.gz) podium bundle create wrote"
         )
+    work_dir = None
+    if args.work_dir:  # a missing folder is made, as for every folder podium writes in
+        work_dir = output_dir(args.work_dir, "--work-dir")
+        work_dir.mkdir(parents=True, exist_ok=True)
     try:
         differences, summary = verify_bundle(
             Path(args.bundle),
             data_dir=_folder(args.data_dir),
             max_size=args.max_size,
             max_files=args.max_files,
-            work_dir=Path(args.work_dir) if args.work_dir else None,
+            work_dir=work_dir,
             extract=Path(args.extract) if args.extract else None,
             expect_sha256=args.expect_sha256,
         )

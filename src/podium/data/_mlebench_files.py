@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podium.errors import PodiumError
+from podium.untrusted import printable
 
 _SIDES = ("public", "private")
 _FICLONE = 0x40049409  # ioctl(dest, FICLONE, source): a reflink on btrfs, XFS, bcachefs, ...
@@ -43,9 +44,8 @@ class _Entry:
 
 
 def _shown(text: str) -> str:
-    """A name from the source, safe to print: control characters escaped, long names cut."""
-    shown = text if text.isprintable() else ascii(text)[1:-1]
-    return shown if len(shown) <= _NAME_LIMIT else shown[: _NAME_LIMIT - 1] + "\u2026"
+    """A name from the source, safe to print (:func:`podium.untrusted.printable`), long names cut."""
+    return printable(text, _NAME_LIMIT)
 
 
 def _open_dir(name: str, dir_fd: int | None) -> int:

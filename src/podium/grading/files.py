@@ -4,7 +4,8 @@ An agent controls every entry of its submission folder: ``submission.csv`` may b
 link to the private answers or to a host secret, a FIFO that never ends, a directory, or a file
 that grows while it is read. :func:`open_submission` opens it the one safe way: the folder
 first, then each component of the name relative to the folder's descriptor (``openat``) with
-``O_NOFOLLOW``, so no symbolic link is followed at any level; then ``fstat`` on the open file
+``O_NOFOLLOW``, so no symbolic link is followed at any level (:mod:`podium.untrusted.files`, the one
+safe open); then ``fstat`` on the open file
 must show a regular file no larger than the size cap, with no other name (a hard link could be the
 answers or a host file under a second name). Everything afterwards reads through that
 one descriptor (``pread``, bounded to the size seen at opening): the name is never looked up
@@ -22,12 +23,12 @@ from __future__ import annotations
 import errno
 import io
 import os
-import stat
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any
 
 from podium.errors import InvalidSubmissionError, shorten
+from podium.untrusted.files import NotOpened, open_file, open_file_beneath
 
 __all__ = [
     "MIN_SIZE_CAP",
@@ -46,8 +47,6 @@ __all__ = [
 MIN_SIZE_CAP = 256 * 2**20
 SIZE_CAP_FACTOR = 8
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-_DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_DIRECTORY
 _NAME_END = 60  # characters of a long file name's end that messages and the .csv rule see whole
 
 
@@ -145,21 +144,14 @@ class _Window(io.RawIOBase):
         super().close()
 
 
-def _refuse(st: os.stat_result, shown: str) -> None:
-    mode = st.st_mode
-    if stat.S_ISREG(mode):
-        return
-    if stat.S_ISDIR(mode):
-        what = "is a directory, not a file"
-    elif stat.S_ISLNK(mode):
-        what = "is a symbolic link; only a regular file is graded, and links are never followed"
-    elif stat.S_ISFIFO(mode):
-        what = "is a FIFO (named pipe), not a regular file"
-    elif stat.S_ISSOCK(mode):
-        what = "is a socket, not a regular file"
-    else:
-        what = "is a device, not a regular file"
-    raise InvalidSubmissionError(f"the submission {shown} {what}", fix="write the submission as a regular CSV file")
+_KINDS = {
+    "directory": "is a directory, not a file",
+    "link": "is a symbolic link; only a regular file is graded, and links are never followed",
+    "fifo": "is a FIFO (named pipe), not a regular file",
+    "socket": "is a socket, not a regular file",
+    "device": "is a device, not a regular file",
+}
+_REGULAR_FILE = "write the submission as a regular file inside the submission folder"
 
 
 def _check_size(size: int, shown: str, max_bytes: int | None) -> None:
@@ -170,48 +162,49 @@ def _check_size(size: int, shown: str, max_bytes: int | None) -> None:
         )
 
 
-def _open_checked(
-    name: str | bytes, dir_fd: int | None, shown: str, max_bytes: int | None, *, one_name: bool = False
-) -> SubmissionFile:
-    """lstat, refuse anything but a regular file (with ``one_name``: with no second name), open without
-    following links, fstat again."""
+def _why(refused: NotOpened, shown: str) -> Exception:
+    """The grader's error for a file :mod:`podium.untrusted.files` would not open."""
+    reason = refused.reason
+    if reason == "missing" or (reason == "root" and refused.errno == errno.ENOENT):
+        return NoSubmissionError(f"no submission file at {shown}")
+    if reason in _KINDS:
+        return InvalidSubmissionError(
+            f"the submission {shown} {_KINDS[reason]}", fix="write the submission as a regular CSV file"
+        )
+    if reason == "hard_link":
+        links = refused.info.st_nlink if refused.info is not None else 2
+        return InvalidSubmissionError(
+            f"the submission {shown} is a hard link ({links} names for one file); a file that may be another file "
+            "under a second name is never graded",
+            fix="write the submission as a file of its own (cp or a plain write, not ln)",
+        )
+    if reason == "root" and refused.errno in (errno.ELOOP, errno.ENOTDIR):  # no sandbox: the agent owns the folder
+        return InvalidSubmissionError(
+            f"the submission folder of {shown} is a symbolic link or not a directory", fix=_REGULAR_FILE
+        )
+    if reason == "below":
+        return InvalidSubmissionError(
+            f"the submission {shown} lies below {refused.part!r}, which is a symbolic link or not a directory",
+            fix=_REGULAR_FILE,
+        )
+    return InvalidSubmissionError(f"the submission {shown} cannot be read ({refused.detail})")
+
+
+def _checked(fd: int, shown: str, max_bytes: int | None) -> SubmissionFile:
     try:
-        before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NoSubmissionError(f"no submission file at {shown}") from None
-    except OSError as exc:
-        raise InvalidSubmissionError(f"the submission {shown} cannot be read ({exc.strerror})") from None
-    _refuse(before, shown)
-    try:
-        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        raise NoSubmissionError(f"no submission file at {shown}") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # replaced by a link after the lstat
-            raise InvalidSubmissionError(f"the submission {shown} is a symbolic link") from None
-        raise InvalidSubmissionError(f"the submission {shown} cannot be read ({exc.strerror})") from None
-    try:
-        after = os.fstat(fd)
-        _refuse(after, shown)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            raise InvalidSubmissionError(f"the submission {shown} was replaced while it was being opened")
-        if one_name and after.st_nlink > 1:
-            raise InvalidSubmissionError(
-                f"the submission {shown} is a hard link ({after.st_nlink} names for one file); a file that may be "
-                "another file under a second name is never graded",
-                fix="write the submission as a file of its own (cp or a plain write, not ln)",
-            )
-        _check_size(after.st_size, shown, max_bytes)
+        size = os.fstat(fd).st_size
+        _check_size(size, shown, max_bytes)
     except BaseException:
         os.close(fd)
         raise
-    return SubmissionFile(fd, shown, after.st_size)
+    return SubmissionFile(fd, shown, size)
 
 
 def open_submission(
     folder: str | os.PathLike[str], name: str = "submission.csv", *, max_bytes: int | None = None
 ) -> SubmissionFile:
-    """Open ``folder/name``, a regular file inside ``folder``, following no symbolic link below it.
+    """Open ``folder/name``, a regular file inside ``folder``, following no symbolic link below it
+    (:func:`podium.untrusted.files.open_file_beneath`).
 
     ``name`` is relative ("submission.csv", "out/preds.csv"); every component is opened with
     ``O_NOFOLLOW`` relative to its parent's descriptor, so a link at any level is refused, and
@@ -225,40 +218,21 @@ def open_submission(
         raise ValueError(f"the submission name must be a relative path without '..': {name!r}")
     shown = display_path(Path(folder) / name)
     try:
-        dir_fd = os.open(folder, _DIR_FLAGS)
-    except FileNotFoundError:
-        raise NoSubmissionError(f"no submission file at {shown}") from None
-    except OSError as exc:  # with no sandbox (local), the agent can replace the folder itself
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise InvalidSubmissionError(
-                f"the submission folder of {shown} is a symbolic link or not a directory",
-                fix="write the submission as a regular file inside the submission folder",
-            ) from None
-        raise
-    try:
-        for part in parts[:-1]:
-            try:
-                inner = os.open(part, _DIR_FLAGS, dir_fd=dir_fd)
-            except FileNotFoundError:
-                raise NoSubmissionError(f"no submission file at {shown}") from None
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise InvalidSubmissionError(
-                        f"the submission {shown} lies below {part!r}, which is a symbolic link or not a directory",
-                        fix="write the submission as a regular file inside the submission folder",
-                    ) from None
-                raise InvalidSubmissionError(f"the submission {shown} cannot be read ({exc.strerror})") from None
-            os.close(dir_fd)
-            dir_fd = inner
-        return _open_checked(parts[-1], dir_fd, shown, max_bytes, one_name=True)
-    finally:
-        os.close(dir_fd)
+        fd = open_file_beneath(folder, name, single_link=True)
+    except NotOpened as refused:
+        raise _why(refused, shown) from None
+    return _checked(fd, shown, max_bytes)
 
 
 def open_user_file(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> SubmissionFile:
     """Open a submission a user names: any path to it, but the file itself must be a regular file
     (a symbolic link, FIFO, device or directory is refused), read through one descriptor."""
-    return _open_checked(os.fspath(path), None, display_path(path), max_bytes)
+    shown = display_path(path)
+    try:
+        fd = open_file(path)
+    except NotOpened as refused:
+        raise _why(refused, shown) from None
+    return _checked(fd, shown, max_bytes)
 
 
 def open_trusted(path: str | os.PathLike[str]) -> SubmissionFile:

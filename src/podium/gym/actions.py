@@ -10,9 +10,10 @@ episode goes on with that as the observation.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from podium.untrusted import UntrustedJSONError, loads, printable
 
 __all__ = ["MAX_ARGUMENT_CHARS", "TOOLS", "ToolCall", "parse_action", "tool_schemas"]
 
@@ -79,10 +80,10 @@ def parse_action(action: Any) -> ToolCall | str:
             return 'a tool call\'s "function" must be {"name": ..., "arguments": "<json object>"}'
         name, raw = function["name"], function.get("arguments", "{}")
         if isinstance(raw, str):
-            try:
-                raw = json.loads(raw or "{}")
-            except ValueError as exc:
-                return f"the arguments of {name!r} are not valid JSON ({exc})"
+            try:  # the policy's text: bounded, and nested too deep is an answer, not a RecursionError
+                raw = loads(raw or "{}", max_bytes=MAX_ARGUMENT_CHARS * 4 + 1024, what="the text")
+            except UntrustedJSONError as exc:
+                return f"the arguments of {printable(name, 80)!r} cannot be read: {exc}"
         if not isinstance(raw, dict):
             return f"the arguments of {name!r} must be a JSON object"
         arguments = raw

@@ -18,7 +18,7 @@ from typing import Any
 
 from podium.agents import LLMConfig
 from podium.errors import UsageError
-from podium.sandbox_files.llm_bridge import _pipe  # the same relay the sandbox's bridge runs
+from podium.sandbox_files.llm_bridge import serve_one  # the same relay the sandbox's bridge runs
 from podium.services import LLMProxy
 
 __all__ = ["PolicyModel", "policy_llm_config"]
@@ -76,19 +76,7 @@ class PolicyModel:
             threading.Thread(target=self._relay, args=(client,), daemon=True).start()
 
     def _relay(self, client: socket.socket) -> None:
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            upstream.connect(str(self.proxy.socket_path))
-        except OSError:
-            client.close()
-            upstream.close()
-            return
-        back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
-        back.start()
-        _pipe(client, upstream)
-        back.join(timeout=700)
-        client.close()
-        upstream.close()
+        serve_one(client, str(self.proxy.socket_path), wait=700)
 
     def summary(self) -> dict[str, Any]:
         return self.proxy.summary()

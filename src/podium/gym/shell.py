@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import HarnessError
+from podium.untrusted import UntrustedJSONError, loads
 
 __all__ = ["ShellChannel", "ShellGone"]
 
@@ -79,10 +80,10 @@ class ShellChannel:
         (size,) = struct.unpack(">I", head)
         if size > limit:
             raise ShellGone(f"the shell server sent an answer of {size} bytes, over the {limit} allowed")
-        try:
-            answer = json.loads(self._exact(size, deadline))
-        except ValueError:
-            raise ShellGone("the shell server sent an answer that is not JSON") from None
+        try:  # the sandbox's side is the policy's: bounded above, nested too deep is refused here
+            answer = loads(self._exact(size, deadline), max_bytes=limit, what="the shell server's answer")
+        except UntrustedJSONError as exc:
+            raise ShellGone(str(exc)) from None
         if not isinstance(answer, dict):
             raise ShellGone("the shell server sent an answer that is not a JSON object")
         return answer

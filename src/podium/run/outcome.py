@@ -63,6 +63,11 @@ def outcome(record: RunRecord) -> str:
         text = f"invalid submission: {g.error}"
     if crashed(result) or result.get("killed_for") or g.score is None:
         text += f"; the agent {agent_end(result)}"
+    llm = record.llm or {}
+    refused = llm.get("refused") if isinstance(llm.get("refused"), int) else 0
+    if refused and not llm.get("answered_calls"):  # a scaffold the proxy's rules refuse works with no model at all
+        calls = RunPaths(Path(g.submission_path).parent.parent).root / "llm_calls.jsonl"
+        text += f"; podium's proxy refused all {refused} of its model calls and answered none (why: {calls})"
     tail = record.agent_stderr_tail
     if crashed(result) and tail:
         log = RunPaths(Path(g.submission_path).parent.parent).stderr

@@ -36,7 +36,9 @@ def _pipe(source: socket.socket, target: socket.socket) -> None:
                 sock.shutdown(how)
 
 
-def _serve_one(client: socket.socket, socket_path: str) -> None:
+def serve_one(client: socket.socket, socket_path: str, wait: float | None = None) -> None:
+    """Relay one connection to the proxy socket both ways until both sides are done (at most ``wait`` seconds
+    for the answer's side after the request's side ends; None: no limit)."""
     upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         upstream.connect(socket_path)
@@ -47,7 +49,7 @@ def _serve_one(client: socket.socket, socket_path: str) -> None:
     back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
     back.start()
     _pipe(client, upstream)
-    back.join()
+    back.join(wait)
     client.close()
     upstream.close()
 
@@ -58,7 +60,7 @@ def _accept(listener: socket.socket, socket_path: str) -> None:
             client, _ = listener.accept()
         except OSError:
             return
-        threading.Thread(target=_serve_one, args=(client, socket_path), daemon=True).start()
+        threading.Thread(target=serve_one, args=(client, socket_path), daemon=True).start()
 
 
 def main() -> int:

@@ -9,56 +9,131 @@ open descriptor that it is a regular file, and reads through that descriptor onl
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-__all__ = ["iter_chunks", "open_beneath", "open_regular", "read_bounded", "regular_size"]
+__all__ = [
+    "NotOpened", "iter_chunks", "open_beneath", "open_file", "open_file_beneath", "open_regular", "read_bounded",
+    "regular_size",
+]  # fmt: skip
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
 
 
-def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, single_link: bool = False) -> int | None:
-    """A read-only descriptor of ``path`` when it is a regular file (and with ``single_link``, one with no other
-    hard link); None for a link, a folder, a FIFO, a device, a socket, a missing or unreadable file. The caller
-    closes the descriptor. The last component is never followed; :func:`open_beneath` covers every component."""
+class NotOpened(Exception):
+    """Why :func:`open_file` or :func:`open_file_beneath` refused, for a caller that says why in its own words.
+
+    ``reason`` is one of: ``missing`` (nothing there), ``link`` (a symbolic link), ``directory``, ``fifo``,
+    ``socket``, ``device``, ``hard_link`` (a regular file with another name, refused with ``single_link``),
+    ``root`` (the folder itself is missing, a link or not a folder: ``errno`` tells which), ``below`` (``part``, a
+    component between the folder and the file, is a link or not a folder), ``name`` (an absolute path, ``..`` or
+    an empty name) or ``unreadable`` (any other error: ``detail`` is its text). ``info`` is the file's ``fstat``
+    where it was opened."""
+
+    def __init__(
+        self, reason: str, *, part: str | None = None, errno: int | None = None, detail: str = "",
+        info: os.stat_result | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(reason if not detail else f"{reason}: {detail}")
+        self.reason, self.part, self.errno, self.detail, self.info = reason, part, errno, detail, info
+
+
+def _kind(mode: int) -> str | None:
+    """The refusal for a file of ``mode`` (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISLNK, "link"), (stat.S_ISFIFO, "fifo"),
+                       (stat.S_ISSOCK, "socket")):  # fmt: skip
+        if test(mode):
+            return name
+    return "device"
+
+
+def open_file(path: str | os.PathLike[str], *, dir_fd: int | None = None, single_link: bool = False) -> int:
+    """A read-only descriptor of ``path`` (relative to ``dir_fd`` when given) when it is a regular file (with
+    ``single_link``: with no other hard link), else :class:`NotOpened` saying why. The last component is never
+    followed, and the kind is checked with ``fstat`` on the descriptor itself, so a file swapped for a link or a
+    FIFO between a check and the open changes nothing. The caller closes the descriptor."""
     try:
         fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
-    except (OSError, ValueError):  # ValueError: a name with a NUL byte
-        return None
+    except ValueError:  # a name with a NUL byte
+        raise NotOpened("name", detail="a name with a NUL byte") from None
+    except OSError as exc:
+        reason = {errno.ENOENT: "missing", errno.ELOOP: "link", errno.ENOTDIR: "missing"}.get(exc.errno or 0)
+        if reason is None:  # a socket (ENXIO), a device with no driver: say what it is where lstat can tell
+            try:
+                reason = _kind(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except (OSError, ValueError):
+                reason = None
+        raise NotOpened(reason or "unreadable", errno=exc.errno, detail=exc.strerror or str(exc)) from None
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or (single_link and info.st_nlink > 1):
+    refusal = _kind(info.st_mode) or ("hard_link" if single_link and info.st_nlink > 1 else None)
+    if refusal is not None:
         os.close(fd)
-        return None
+        raise NotOpened(refusal, info=info)
     return fd
+
+
+def open_file_beneath(
+    root: str | os.PathLike[str], relative: str | os.PathLike[str], *, single_link: bool = False
+) -> int:
+    """:func:`open_file` of ``root/relative`` with every component below ``root`` opened relative to its
+    parent's descriptor with ``O_NOFOLLOW``: a link anywhere below ``root`` is refused, and so are ``..``, ``.``
+    and an absolute ``relative`` (:class:`NotOpened`). ``root`` itself is not followed either."""
+    parts = PurePosixPath(os.fspath(relative)).parts
+    if not parts or parts[0] == "/" or any(p in ("..", ".") for p in parts):
+        raise NotOpened("name", detail=f"{os.fspath(relative)!r} is not a relative path without '..'")
+    try:
+        current = os.open(root, _DIR_FLAGS)
+    except (OSError, ValueError) as exc:
+        code = exc.errno if isinstance(exc, OSError) else None
+        raise NotOpened("root", errno=code, detail=getattr(exc, "strerror", None) or str(exc)) from None
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=current)
+            except (OSError, ValueError) as exc:
+                code = exc.errno if isinstance(exc, OSError) else None
+                reason = (
+                    "missing"
+                    if code == errno.ENOENT
+                    else "below"
+                    if code in (errno.ELOOP, errno.ENOTDIR)
+                    else "unreadable"
+                )
+                raise NotOpened(
+                    reason, part=part, errno=code, detail=getattr(exc, "strerror", None) or str(exc)
+                ) from None
+            os.close(current)
+            current = child
+        return open_file(parts[-1], dir_fd=current, single_link=single_link)
+    finally:
+        os.close(current)
+
+
+def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, single_link: bool = False) -> int | None:
+    """:func:`open_file`, with None for every refusal (a link, a folder, a FIFO, a device, a socket, a missing or
+    unreadable file). The caller closes the descriptor."""
+    try:
+        return open_file(path, dir_fd=dir_fd, single_link=single_link)
+    except NotOpened:
+        return None
 
 
 def open_beneath(
     root: str | os.PathLike[str], relative: str | os.PathLike[str], *, single_link: bool = False
 ) -> int | None:
-    """:func:`open_regular` of ``root/relative`` with every component opened relative to its parent's descriptor
-    with ``O_NOFOLLOW``: a link anywhere below ``root`` (or ``..``, or an absolute ``relative``) gives None."""
-    parts = PurePosixPath(os.fspath(relative)).parts
-    if not parts or parts[0] == "/" or ".." in parts:
-        return None
+    """:func:`open_file_beneath`, with None for every refusal (a link anywhere below ``root``, ``..``, an
+    absolute ``relative``, anything but a regular file)."""
     try:
-        current = os.open(root, _DIR_FLAGS)
-    except (OSError, ValueError):
+        return open_file_beneath(root, relative, single_link=single_link)
+    except NotOpened:
         return None
-    try:
-        for part in parts[:-1]:
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=current)
-            except (OSError, ValueError):
-                return None
-            os.close(current)
-            current = child
-        return open_regular(parts[-1], dir_fd=current, single_link=single_link)
-    finally:
-        os.close(current)
 
 
 def iter_chunks(
