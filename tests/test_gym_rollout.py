@@ -126,3 +126,44 @@ def test_episodes_of_many_processes_join_one_group_json(tmp_path):
     for thread in threads:
         thread.join()
     assert json.loads((tmp_path / "g" / "group.json").read_text())["competitions"] == sorted(names)
+
+
+def test_what_a_node_says_of_its_episode_does_not_set_its_reward(tmp_path):
+    """A cluster node's record of an episode is hostile: the driver writes the episode's gym facts from its own
+    options, the reward from its own grade, keeps only checked observations, and follows no link in the steps."""
+    from podium.gym.options import check_options
+    from podium.gym.remote import GymLanding
+    from podium.paths import RunPaths
+    from podium.records import GradeReport, RunRecord
+
+    data = os.environ.get("PODIUM_DATA_DIR") or str(Path.home() / ".cache/podium/data")
+    options = check_options("practice-wine", data_dir=data, model="policy", max_steps=10)
+    grade = {"competition_id": "practice-wine", "competition_version": 1, "score": 0.25, "gold_threshold": None,
+             "silver_threshold": None, "bronze_threshold": None, "median_threshold": None, "any_medal": False,
+             "gold_medal": False, "silver_medal": False, "bronze_medal": False, "above_median": False,
+             "submission_exists": True, "valid_submission": True, "is_lower_better": True, "created_at": "",
+             "submission_path": ""}  # fmt: skip
+    lies = {"reward": 1e9, "model": "someone-else", "task": "holdout", "sealed_test_touched": False, "steps": -4,
+            "terminated": "yes", "truncated": True, "exposed": ["none really", "validation_calls:3", "x:1"]}  # fmt: skip
+    record = RunRecord.from_dict({"run_group": "g", "competition_id": "practice-wine", "competition_version": 1,
+                                  "seed": 0, "agent": "gym", "status": "finished", "gym": lies})  # fmt: skip
+    record.grade = GradeReport.from_dict(grade)
+    staging = RunPaths(tmp_path / "run")
+    staging.root.mkdir()
+    outside = tmp_path / "host-file"
+    outside.write_text('{"terminated": true, "reward": 0}\n')
+    (staging.root / "gym_steps.jsonl").symlink_to(outside)
+    GymLanding({"practice-wine": options})(record, staging)
+    gym = record.gym
+    assert gym["reward"] == -0.25  # the driver's grade, lower is better: signed
+    assert gym["model"] == "policy" and gym["task"] == "sealed" and gym["steps"] == 0
+    assert gym["terminated"] is False and gym["truncated"] is True and gym["exposed"] == ["validation_calls:3"]
+    assert outside.read_text() == '{"terminated": true, "reward": 0}\n'  # the link was not followed
+    (staging.root / "gym_steps.jsonl").unlink()
+    (staging.root / "gym_steps.jsonl").write_text('{"step": 1}\n{"step": 2, "terminated": true, "reward": 5}\n')
+    GymLanding({"practice-wine": options})(record, staging)
+    last = json.loads((staging.root / "gym_steps.jsonl").read_text().splitlines()[-1])
+    assert last == {"step": 2, "terminated": True, "reward": -0.25}
+    record.grade = None  # a harness error: no grade, no reward
+    GymLanding({"practice-wine": options})(record, staging)
+    assert record.gym["reward"] is None
