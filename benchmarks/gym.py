@@ -10,7 +10,7 @@
   worker process and of its sandbox (bwrap and what runs in it), and their PSS (shared pages split fairly).
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/gym.py --competition practice-titanic --resets 10 --steps 100 \\
-        --envs 1,4,8 --episodes 3 --starts 5
+        --starts 5 --envs 1,4,8 --episodes 5
 """
 
 from __future__ import annotations
