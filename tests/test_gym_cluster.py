@@ -130,8 +130,9 @@ def test_episodes_land_graded_here_with_the_nodes_named(cluster, data_dir: Path,
     exported = _podium("trajectories", "export", str(runs), "--out", str(tmp_path / "t.jsonl"))
     assert exported.returncode == 0, exported.stderr
     with ScriptedLLM([]) as model:  # the same command again: both landed, nothing is played twice
-        out, _ = _rollout(cluster, model, runs, data_dir, "--episodes", "2").communicate(timeout=300)
-    assert "2 of 2 run(s) already finished; running 0" in out, out
+        again = _rollout(cluster, model, runs, data_dir, "--episodes", "2")
+        out, _ = again.communicate(timeout=300)
+    assert again.returncode == 0 and "2 of 2 run(s) already finished; running 0" in out, out
 
 
 def _wait_for(predicate, timeout: float = 180.0) -> None:

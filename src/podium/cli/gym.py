@@ -1,8 +1,9 @@
 """``podium rollout`` and ``podium trajectories export``: their flags (added by :func:`add_gym_parsers`) and what
 each prints. The work is :mod:`podium.gym`'s (docs/gym.md).
 
-Exit status: 0 done; 1 ``rollout`` played episodes but none ended with a valid submission; 2 a usage error;
-130 interrupted (the episode in progress is discarded, those landed stay).
+Exit status: 0 done (with ``--cluster``: also when the run group already held every episode asked for); 1
+``rollout`` landed no episode with a valid submission; 2 a usage error; 130 interrupted (the episodes in progress
+are discarded, those landed stay).
 """
 
 from __future__ import annotations
@@ -115,9 +116,15 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     cluster = _cluster(args)  # a wrong address is refused before anything is played
     try:
         if cluster is not None:
-            from podium.gym.remote import rollout_on_cluster
+            from podium.gym.remote import play_batch, result_of
 
-            results = rollout_on_cluster(settings, cluster)
+            batch = play_batch(settings, cluster)
+            if batch.interrupted:
+                raise KeyboardInterrupt
+            if not batch.records and not batch.not_run:
+                print("nothing left to play: the run group holds every episode asked for", file=sys.stderr)
+                return 0
+            results = [result_of(record) for record in batch.records]
         else:
             results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:

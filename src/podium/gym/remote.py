@@ -42,7 +42,7 @@ from podium.run.interrupt import Stop
 from podium.run.schedule import Batch
 from podium.untrusted import loads_object, read_bounded
 
-__all__ = ["GymLanding", "NodeEnv", "play_batch", "play_on_node", "rollout_on_cluster"]
+__all__ = ["GymLanding", "NodeEnv", "play_batch", "play_on_node", "result_of", "rollout_on_cluster"]
 
 #: The largest steps file whose last line the driver rewrites with the reward (bigger: left as the node wrote it).
 _STEPS_MAX_BYTES = 64 << 20
@@ -70,7 +70,7 @@ def rollout_on_cluster(settings: RolloutSettings, cluster: ClusterSpec | str) ->
     batch = play_batch(settings, spec)
     if batch.interrupted:
         raise KeyboardInterrupt
-    return [_result_of(record) for record in batch.records]
+    return [result_of(record) for record in batch.records]
 
 
 def play_batch(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
@@ -97,7 +97,7 @@ def play_batch(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
     return run_cluster_batch(config, [o.competition for o in options.values()], cluster, work=work)
 
 
-def _result_of(record: RunRecord) -> EpisodeResult:
+def result_of(record: RunRecord) -> EpisodeResult:
     """How a landed episode ended, from its record (written by the driver: :class:`podium.gym.remote.GymLanding`)."""
     gym = record.gym or {}
     grade = record.grade
