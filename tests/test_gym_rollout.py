@@ -65,7 +65,7 @@ def test_a_model_plays_episodes_that_land_as_runs_and_export_as_trajectories(tmp
     roles = [m["role"] for m in rows[0]["messages"]]
     assert roles[:2] == ["system", "user"] and roles.count("assistant") == 6 and roles[-1] == "tool"
     assert any("NameError" in (m["content"] or "") for m in rows[0]["messages"] if m["role"] == "tool")
-    report = _podium("report", str(runs / "roll"), "--pad-missing", cwd=tmp_path)  # a gym group has no group.json
+    report = _podium("report", str(runs / "roll"), cwd=tmp_path)  # no --pad-missing: group.json names the competitions
     assert report.returncode == 0 and COMP in report.stdout, report.stderr
 
 
@@ -79,3 +79,91 @@ def test_rollout_refuses_bad_input_in_one_line(tmp_path):
                        str(tmp_path / "runs"), cwd=tmp_path)  # fmt: skip
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_gym_group_declares_what_it_was_asked_so_report_takes_it_without_flags(tmp_path):
+    """Episodes write group.json as podium run does: the settings of the first, each competition as its first episode
+    starts; `podium report` takes those competitions as the denominator (it needed --pad-missing before), and an
+    episode under other settings is refused in one line."""
+    import gymnasium
+
+    import podium.gym  # noqa: F401
+    from podium.errors import UsageError
+
+    data = os.environ.get("PODIUM_DATA_DIR") or str(Path.home() / ".cache/podium/data")
+    runs = tmp_path / "runs"
+    for name in ("practice-titanic", "practice-wine"):
+        env = gymnasium.make(f"podium/{name}-v1", runs_dir=str(runs), run_group="g", time_limit="5m", data_dir=data)
+        for seed in (0, 1):
+            env.reset(seed=seed)
+            env.step({"tool": "bash", "command": "cp /home/data/sample_submission.csv /home/submission/"})
+            env.step({"tool": "submit"})
+        env.close()
+    document = json.loads((runs / "g" / "group.json").read_text())
+    assert document["competitions"] == ["practice-titanic", "practice-wine"]
+    assert document["settings"]["agent"] == "gym" and document["settings"]["time_limit_s"] == 300
+    report = _podium("report", str(runs / "g"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "pass --pad-missing" not in report.stdout + report.stderr
+    other = gymnasium.make("podium/practice-wine-v1", runs_dir=str(runs), run_group="g", time_limit="7m", data_dir=data)
+    with pytest.raises(UsageError, match=r"time limit 5m.*\(now 7m\).*run_group="):
+        other.reset(seed=5)
+    other.close()
+    assert not (runs / "g" / "practice-wine" / "5").exists()
+
+
+def test_episodes_of_many_processes_join_one_group_json(tmp_path):
+    """make_vec's processes start episodes at once: each competition is listed, none lost to a race."""
+    import threading
+
+    from podium.run.group import join
+
+    settings = {"agent": "gym", "time_limit_s": 60.0}
+    names = [f"c{i}" for i in range(16)]
+    threads = [threading.Thread(target=join, args=(tmp_path / "g", settings, name)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert json.loads((tmp_path / "g" / "group.json").read_text())["competitions"] == sorted(names)
+
+
+def test_what_a_node_says_of_its_episode_does_not_set_its_reward(tmp_path):
+    """A cluster node's record of an episode is hostile: the driver writes the episode's gym facts from its own
+    options, the reward from its own grade, keeps only checked observations, and follows no link in the steps."""
+    from podium.gym.options import check_options
+    from podium.gym.remote import GymLanding
+    from podium.paths import RunPaths
+    from podium.records import GradeReport, RunRecord
+
+    data = os.environ.get("PODIUM_DATA_DIR") or str(Path.home() / ".cache/podium/data")
+    options = check_options("practice-wine", data_dir=data, model="policy", max_steps=10)
+    grade = {"competition_id": "practice-wine", "competition_version": 1, "score": 0.25, "gold_threshold": None,
+             "silver_threshold": None, "bronze_threshold": None, "median_threshold": None, "any_medal": False,
+             "gold_medal": False, "silver_medal": False, "bronze_medal": False, "above_median": False,
+             "submission_exists": True, "valid_submission": True, "is_lower_better": True, "created_at": "",
+             "submission_path": ""}  # fmt: skip
+    lies = {"reward": 1e9, "model": "someone-else", "task": "holdout", "sealed_test_touched": False, "steps": -4,
+            "terminated": "yes", "truncated": True, "exposed": ["none really", "validation_calls:3", "x:1"]}  # fmt: skip
+    record = RunRecord.from_dict({"run_group": "g", "competition_id": "practice-wine", "competition_version": 1,
+                                  "seed": 0, "agent": "gym", "status": "finished", "gym": lies})  # fmt: skip
+    record.grade = GradeReport.from_dict(grade)
+    staging = RunPaths(tmp_path / "run")
+    staging.root.mkdir()
+    outside = tmp_path / "host-file"
+    outside.write_text('{"terminated": true, "reward": 0}\n')
+    (staging.root / "gym_steps.jsonl").symlink_to(outside)
+    GymLanding({"practice-wine": options})(record, staging)
+    gym = record.gym
+    assert gym["reward"] == -0.25  # the driver's grade, lower is better: signed
+    assert gym["model"] == "policy" and gym["task"] == "sealed" and gym["steps"] == 0
+    assert gym["terminated"] is False and gym["truncated"] is True and gym["exposed"] == ["validation_calls:3"]
+    assert outside.read_text() == '{"terminated": true, "reward": 0}\n'  # the link was not followed
+    (staging.root / "gym_steps.jsonl").unlink()
+    (staging.root / "gym_steps.jsonl").write_text('{"step": 1}\n{"step": 2, "terminated": true, "reward": 5}\n')
+    GymLanding({"practice-wine": options})(record, staging)
+    last = json.loads((staging.root / "gym_steps.jsonl").read_text().splitlines()[-1])
+    assert last == {"step": 2, "terminated": True, "reward": -0.25}
+    record.grade = None  # a harness error: no grade, no reward
+    GymLanding({"practice-wine": options})(record, staging)
+    assert record.gym["reward"] is None

@@ -1,8 +1,9 @@
 """``podium rollout`` and ``podium trajectories export``: their flags (added by :func:`add_gym_parsers`) and what
 each prints. The work is :mod:`podium.gym`'s (docs/gym.md).
 
-Exit status: 0 done; 1 ``rollout`` played episodes but none ended with a valid submission; 2 a usage error;
-130 interrupted (the episode in progress is discarded, those landed stay).
+Exit status: 0 done (with ``--cluster``: also when the run group already held every episode asked for); 1
+``rollout`` landed no episode with a valid submission; 2 a usage error; 130 interrupted (the episodes in progress
+are discarded, those landed stay).
 """
 
 from __future__ import annotations
@@ -56,6 +57,17 @@ def add_gym_parsers(sub: Any) -> None:
     p.add_argument("--temperature", type=values.number, default=None, help="the sampling temperature sent")
     p.add_argument("--logprobs", action="store_true", help="ask for token log-probabilities and keep them")
     p.add_argument("--sandbox", default="bwrap", choices=["bwrap", "docker"], help="the episodes' sandbox")
+    p.add_argument("--cpus", type=values.cpus, default=None, help="CPU cores per episode (on a cluster: asked of Ray)")
+    p.add_argument("--memory", type=values.size("memory cap"), default=None, help="memory cap per episode, e.g. 4G")
+    p.add_argument("--gpus", type=values.count(0, "number of GPUs"), default=None, help="GPUs per episode")
+    p.add_argument("--cluster", default=None, metavar="ray|ray:HOST:PORT|ray://HOST:PORT",
+                   help="play each episode as a task on a running Ray cluster, as podium run --cluster runs runs; "
+                   "landed and graded here; episodes the group holds are not played again (docs/gym.md)")  # fmt: skip
+    p.add_argument("--ray-resource", action="append", default=None, metavar="NAME[=N]",
+                   help="with --cluster: a custom resource each episode asks for; repeatable")  # fmt: skip
+    p.add_argument("--node-data-dir", default=None, metavar="DIR",
+                   help="with --cluster: the prepared data as the nodes see it (default: shipped through Ray)")  # fmt: skip
+    p.add_argument("--data-dir", default=None, help="prepared data (default: $PODIUM_DATA_DIR or the user cache dir)")
     p.add_argument("--runs-dir", default="runs", help="where the episodes land")
     p.add_argument("--run-group", default=None, help="the run group (default gym-YYYYMMDD)")
     p.set_defaults(fn=cmd_rollout)
@@ -85,6 +97,7 @@ def _ids(text: str) -> list[str]:
 
 def cmd_rollout(args: argparse.Namespace) -> int:
     from podium import registry
+    from podium.cli.running import _cluster
     from podium.gym.rollout import RolloutSettings, rollout
     from podium.run.group import check_name
 
@@ -97,13 +110,29 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         base_url=args.base_url, api_key_env=args.api_key_env, task=args.task, allow_sealed=args.allow_sealed,
         rows=args.rows, runs_dir=args.runs_dir, run_group=args.run_group, time_limit=args.time_limit,
         max_steps=args.max_steps, max_cost=args.max_cost, max_answer_tokens=args.max_answer_tokens,
-        logprobs=args.logprobs, temperature=args.temperature, sandbox=args.sandbox,
+        logprobs=args.logprobs, temperature=args.temperature, sandbox=args.sandbox, cpus=args.cpus,
+        memory=args.memory, gpus=args.gpus, extra={"data_dir": args.data_dir} if args.data_dir else {},
     )  # fmt: skip
+    cluster = _cluster(args)  # a wrong address is refused before anything is played
     try:
-        results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        if cluster is not None:
+            from podium.gym.remote import play_batch, result_of
+
+            batch = play_batch(settings, cluster)
+            if batch.interrupted:
+                raise KeyboardInterrupt
+            if not batch.records and not batch.not_run:
+                print("nothing left to play: the run group holds every episode asked for", file=sys.stderr)
+                return 0
+            results = [result_of(record) for record in batch.records]
+        else:
+            results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
         print("interrupted: the episode in progress was discarded; landed episodes stay", file=sys.stderr)
         return 130
+    if not results:
+        print(f"no episode landed in {args.runs_dir}", file=sys.stderr)
+        return 1
     valid = sum(1 for r in results if r.valid)
     print(f"{len(results)} episode(s) played in {args.runs_dir}, {valid} with a valid "
           f"submission; mean reward {sum(r.reward for r in results) / len(results):g}", file=sys.stderr)  # fmt: skip

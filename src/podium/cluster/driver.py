@@ -31,7 +31,8 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ from podium.run.interrupt import Stop
 from podium.run.schedule import Batch, begin_batch, settle
 from podium.store import RunStore
 
-__all__ = ["Ledger", "run_cluster_batch"]
+__all__ = ["Ledger", "NodeWork", "run_cluster_batch"]
 
 _HEAD = "node:__internal_head__"  # the resource Ray gives the head node alone
 CANCEL_GRACE_S = 10.0  # after ray.cancel, how long runs get to kill their sandboxes before a forced cancel
@@ -81,6 +82,19 @@ class Ledger:
         return (self.seen, {k: v[-1] for k, v in self.nodes.items()}) if self.seen != seen else (seen, {})
 
 
+@dataclass(frozen=True)
+class NodeWork:
+    """What each task of a batch does on its node when it is not an agent's run (``podium rollout --cluster``
+    plays gym episodes): ``function`` takes :func:`~podium.cluster.node.run_on_node`'s arguments, then ``args``,
+    and answers as it does; ``keys`` join the API keys set on the node for the task; ``before_land`` is given
+    every record, with its staging folder, just before it lands here (whatever became of the run)."""
+
+    function: Callable[..., dict[str, Any]]
+    args: tuple[Any, ...] = ()
+    keys: dict[str, str] = field(default_factory=dict, repr=False)
+    before_land: Callable[[RunRecord, RunPaths], None] | None = None
+
+
 def _check_resources(ray: Any, config: RunConfig, cluster: ClusterSpec) -> None:
     """Refuse a batch no node of the cluster could ever place (Ray would keep it pending for ever)."""
     nodes = [n for n in ray.nodes() if n.get("Alive")]
@@ -94,17 +108,27 @@ def _check_resources(ray: Any, config: RunConfig, cluster: ClusterSpec) -> None:
 
 
 def run_cluster_batch(
-    config: RunConfig, competitions: list[Competition], cluster: ClusterSpec, redo: run_group.Redo | None = None
+    config: RunConfig,
+    competitions: list[Competition],
+    cluster: ClusterSpec,
+    redo: run_group.Redo | None = None,
+    work: NodeWork | None = None,
 ) -> Batch:
     """Run what the group still lacks of ``competitions`` x seeds on the Ray cluster; as :func:`run_batch` (the
-    group is held for the whole batch, against local batches and other drivers alike)."""
+    group is held for the whole batch, against local batches and other drivers alike). ``work``: what each
+    task does instead of the agent's run."""
     ray = connect(cluster.address)
     with run_group.batch_lock(config.runs_dir / config.run_group):
-        return _run_cluster_batch(ray, config, competitions, cluster, redo)
+        return _run_cluster_batch(ray, config, competitions, cluster, redo, work or NodeWork(run_on_node))
 
 
 def _run_cluster_batch(
-    ray: Any, config: RunConfig, competitions: list[Competition], cluster: ClusterSpec, redo: run_group.Redo | None
+    ray: Any,
+    config: RunConfig,
+    competitions: list[Competition],
+    cluster: ClusterSpec,
+    redo: run_group.Redo | None,
+    work: NodeWork,
 ) -> Batch:
     config, plan, store = begin_batch(config, competitions, redo)
     batch = Batch(plan.pairs)
@@ -112,7 +136,7 @@ def _run_cluster_batch(
         return batch
     _check_resources(ray, config, cluster)
     ledger = _ledger(ray)
-    task = ray.remote(run_on_node).options(
+    task = ray.remote(work.function).options(
         num_cpus=config.cpus or 1,
         num_gpus=config.gpus,
         memory=config.memory_bytes,
@@ -127,6 +151,7 @@ def _run_cluster_batch(
     config_ref = ray.put(config)
     llm = config.agent.llm
     keys = {llm.provider.api_key_env: llm.api_key()} if llm is not None else {}  # the proxy runs on the node
+    keys.update(work.keys)
     window = cluster.max_in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 4)))
     outbox = (ray.remote(read_part), ray.remote(drop_part))  # what the driver asks of the node that ran a run
     queue = collections.deque(plan.todo)
@@ -149,15 +174,17 @@ def _run_cluster_batch(
                     staging = RunPaths(store.stage(config.run_group, comp.id, seed))
                     (staging.root / "node.txt").write_text("queued\n", encoding="utf-8")
                     record = new_record(config, comp, seed, ())
-                    ref = task.remote(config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger, keys)
+                    args = (config_ref, comp.ref, record.to_dict(), shipment, data, agent, ledger, keys, *work.args)
+                    ref = task.remote(*args)
                     going[ref] = (comp, seed, staging, record)
                 ready = ray.wait(list(going), num_returns=1, timeout=1.0, fetch_local=False)[0] if going else []
                 for ref in ready:
                     comp, seed, staging, record = going.pop(ref)
                     done += 1
                     landing = functools.partial(
-                        _land, ray, ref, config, comp, store, staging, record, cluster.address, outbox
-                    )
+                        _land, ray, ref, config, comp, store, staging, record, cluster.address, outbox,
+                        work.before_land,
+                    )  # fmt: skip
                     settle(batch, plan, config, f"[{done}/{total}]", (comp, seed), landing)
                 seen = _show_nodes(ray, ledger, seen, going)
             if stop.event.is_set():
@@ -212,9 +239,16 @@ def _land(
     record: RunRecord,
     address: str,
     outbox: tuple[Any, Any],
+    before_land: Callable[[RunRecord, RunPaths], None] | None = None,
 ) -> RunRecord:
     """A finished task's run fetched, graded and landed here; a harness error is landed as such and raised."""
     final = RunPaths(store.run_dir(config.run_group, competition.id, record.seed))
+
+    def land(landing: RunRecord) -> None:
+        if before_land is not None:
+            before_land(landing, staging)
+        store.land(staging.root, landing)
+
     (staging.root / "node.txt").unlink(missing_ok=True)
     try:
         answer = ray.get(ref, timeout=ANSWER_TIMEOUT_S)
@@ -222,7 +256,7 @@ def _land(
         if type(error).__name__ in ("TaskCancelledError",):
             discard(staging)
             raise RunInterrupted from None
-        store.land(staging.root, failed_record(record, HarnessError(f"the cluster lost the run: {error}"), staging))
+        land(failed_record(record, HarnessError(f"the cluster lost the run: {error}"), staging))
         raise HarnessError(f"the cluster lost the run: {str(error).splitlines()[0][:300]}") from None
     record = _from_node(answer["record"], record)
     attempts = answer["attempts"]
@@ -236,17 +270,17 @@ def _land(
         problem = HarnessError(f"the run's folder from {record.node} could not be landed: {error}")
         tail = record.agent_stderr_tail
         failed_record(record, problem, staging).agent_stderr_tail = tail
-        store.land(staging.root, record)
+        land(record)
         raise problem from None
     if answer["error"] is not None:
-        store.land(staging.root, record)
+        land(record)
         raise HarnessError(answer["error"])
     try:
         grade_run(config, competition, record, staging, final, origin=answer.get("staging"))
     except Exception as error:
-        store.land(staging.root, failed_record(record, error, staging))
+        land(failed_record(record, error, staging))
         raise
-    store.land(staging.root, record)
+    land(record)
     return record
 
 

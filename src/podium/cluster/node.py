@@ -40,7 +40,20 @@ from podium.run.gpus import RunInterrupted
 from podium.run.interrupt import Stop
 from podium.untrusted import open_regular
 
-__all__ = ["OUTBOX_TTL_S", "Shipment", "drop_part", "node_cache", "node_name", "outbox", "read_part", "run_on_node"]
+__all__ = [
+    "OUTBOX_TTL_S",
+    "Shipment",
+    "drop_part",
+    "keys_set",
+    "node_cache",
+    "node_data",
+    "node_name",
+    "outbox",
+    "read_part",
+    "run_on_node",
+    "send_folder",
+    "sweep_node",
+]
 
 OUTBOX_TTL_S = 24 * 3600.0  # a run's tar left unread this long (its driver was killed) is removed
 FREE_MARGIN_BYTES = 1 << 30  # what a run's tar leaves free on the node's disk when --disk sets no cap
@@ -140,23 +153,20 @@ def run_on_node(
     import ray
 
     from podium import registry
-    from podium.sandbox import sweep_abandoned
 
     here = node_name()
     key = f"{record_data['run_group']}/{record_data['competition_id']}/{record_data['seed']}"
     attempts = [here]
     with contextlib.suppress(Exception):  # the ledger only informs the record; a run never waits on it for long
         attempts = ray.get(ledger.start.remote(key, here), timeout=30)
-    owner.sweep_temp()
-    sweep_abandoned()
-    _sweep_outbox()
+    sweep_node()
     record = RunRecord.from_dict(record_data)
     record.node = here
     record.limits["gpu_ids"] = [int(i) for i in ray.get_gpu_ids()]
     root = owner.mkdtemp("node")
     staging = RunPaths(root / "run")
     try:
-        with _keys_set(keys or {}):
+        with keys_set(keys or {}):
             try:
                 competition = registry.get(ref)
                 config = _on_this_node(ray, config, shipment, data, agent)
@@ -169,7 +179,7 @@ def run_on_node(
         folder: dict[str, Any] | None = None
         withheld: list[str] = []
         try:
-            folder, withheld = _send(staging.root, config.disk_bytes)
+            folder, withheld = send_folder(staging.root, config.disk_bytes)
         except HarnessError as exc:  # the node's disk: nothing of the run can go back
             failed_record(record, exc, staging)
             error = record.error
@@ -186,8 +196,17 @@ def run_on_node(
         shutil.rmtree(root, ignore_errors=True)
 
 
+def sweep_node() -> None:
+    """What killed tasks left on this node: podium's temporary folders, abandoned sandboxes, old tars."""
+    from podium.sandbox import sweep_abandoned
+
+    owner.sweep_temp()
+    sweep_abandoned()
+    _sweep_outbox()
+
+
 @contextlib.contextmanager
-def _keys_set(keys: dict[str, str]) -> Iterator[None]:
+def keys_set(keys: dict[str, str]) -> Iterator[None]:
     """``keys`` in this process's environment for the block, then as they were (a Ray worker runs one task
     at a time and is reused for the next)."""
     before = {name: os.environ.get(name) for name in keys}
@@ -202,7 +221,7 @@ def _keys_set(keys: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _send(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[str]]:
+def send_folder(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[str]]:
     """``folder`` packed into the outbox, its files capped by ``disk_bytes`` (else by the room left here):
     the tar as the driver asks for it, and what was withheld."""
     box = outbox()
@@ -248,25 +267,25 @@ def _sandboxed(config: RunConfig, competition: Any, record: RunRecord, staging: 
     return None
 
 
+def node_data(ray: Any, shipment: Shipment, data: Parcel | None) -> Path:
+    """The data dir holding ``shipment``'s public folder on this node, checked against its recorded checksums."""
+    cache = node_cache()
+    if shipment.shared is not None:
+        prepared = shipment.shared / shipment.competition_id / "prepared"
+        check_public(prepared, shipment.checksums, shipment.competition_id, verified=cache / "verified")
+        return shipment.shared
+    assert data is not None, "a shipment without a shared path comes with the data"
+    return cache_public(
+        data.opener(ray), cache / "data", shipment.competition_id, shipment.digest, shipment.checksums, **data.caps()
+    )
+
+
 def _on_this_node(ray: Any, config: RunConfig, shipment: Shipment, data: Parcel | None, agent: Parcel) -> RunConfig:
     """``config`` as this node runs it: its data dir, its copy of the agent, its built environment."""
     from podium.environments import ensure as ensure_environment
 
     cache = node_cache()
-    if shipment.shared is not None:
-        data_dir = shipment.shared
-        prepared = data_dir / shipment.competition_id / "prepared"
-        check_public(prepared, shipment.checksums, shipment.competition_id, verified=cache / "verified")
-    else:
-        assert data is not None, "a shipment without a shared path comes with the data"
-        data_dir = cache_public(
-            data.opener(ray),
-            cache / "data",
-            shipment.competition_id,
-            shipment.digest,
-            shipment.checksums,
-            **data.caps(),
-        )
+    data_dir = node_data(ray, shipment, data)
     folder = unpack_once(agent.opener(ray), cache / "agents" / str(config.agent_hash)[:32], **agent.caps())
     moved = replace(config.agent, folder=folder)
     if config.agent.build is not None and config.agent.build.is_relative_to(config.agent.folder):

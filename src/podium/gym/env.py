@@ -27,10 +27,10 @@ from podium.gym.shell import ShellGone
 from podium.gym.spaces import ToolCallSpace
 from podium.gym.tasks import Task, task_of
 from podium.run.config import RunConfig
-from podium.run.group import check_name
+from podium.run.group import check_name, join, settings_of
 from podium.store import RunStore
 
-__all__ = ["DEFAULT_TIMEOUT_S", "PodiumEnv"]
+__all__ = ["DEFAULT_TIMEOUT_S", "PodiumEnv", "run_config"]
 
 #: A bash step's timeout when the action gives none (always capped by the episode's time left).
 DEFAULT_TIMEOUT_S = 600.0
@@ -41,6 +41,8 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
     """One competition (``id@version``) as an environment; see :mod:`podium.gym` for the keyword arguments."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's own attribute)
+    #: Whether an episode is graded where it ran (a cluster node's episodes are graded on the driver).
+    grade_here = True
 
     def __init__(self, competition: str, **kwargs: Any) -> None:
         self.options: EnvOptions = check_options(competition, **kwargs)
@@ -79,7 +81,8 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             raise UsageError(f"options['split_seed']={split_seed!r} must be a whole number >= 0.")
         data_dir = self.task.data_for(split_seed)
         config = self._config(data_dir)
-        episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm)
+        join(self.options.runs_dir / self.options.run_group, settings_of(config), self.options.competition.id)
+        episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm, self.grade_here)
         episode.adjust_grade = self.task.adjust_grade
         episode.start()
         self._episode, self._steps, self._ended = episode, 0, False
@@ -181,7 +184,7 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         gym = self._gym_facts(episode, terminated, truncated)
         record = episode.finish(gym, self._reward, last)
         assert episode.landed is not None
-        reward = float(gym["reward"])
+        reward = float(gym["reward"]) if gym["reward"] is not None else self.options.invalid_reward
         grade = record.grade.to_dict() if record.grade is not None else None
         return reward, {"grade": grade, "record": str(episode.landed / "record.json"), "reward": reward}
 
@@ -226,22 +229,27 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         raise UsageError(f"no free seed found in run group {self.options.run_group!r}")
 
     def _config(self, data_dir: Any) -> RunConfig:
-        from podium.agents import folder_digest, load_agent_folder
-        from podium.gym.registration import AGENT_FOLDER
+        return run_config(self.options, data_dir)
 
-        return RunConfig(
-            agent=load_agent_folder(str(AGENT_FOLDER)),
-            seeds=1,
-            time_limit=self.options.time_limit,
-            sandbox=self.options.sandbox,
-            cpus=self.options.cpus,
-            memory_bytes=self.options.memory_bytes,
-            gpus=self.options.gpus,
-            run_group=self.options.run_group,
-            data_dir=data_dir,
-            runs_dir=self.options.runs_dir,
-            agent_hash=folder_digest(AGENT_FOLDER),
-        )
+
+def run_config(options: EnvOptions, data_dir: Any, seeds: int = 1) -> RunConfig:
+    """The run configuration of an episode of ``options`` on ``data_dir`` (``seeds``: a batch of them)."""
+    from podium.agents import folder_digest, load_agent_folder
+    from podium.gym.registration import AGENT_FOLDER
+
+    return RunConfig(
+        agent=load_agent_folder(str(AGENT_FOLDER)),
+        seeds=seeds,
+        time_limit=options.time_limit,
+        sandbox=options.sandbox,
+        cpus=options.cpus,
+        memory_bytes=options.memory_bytes,
+        gpus=options.gpus,
+        run_group=options.run_group,
+        data_dir=data_dir,
+        runs_dir=options.runs_dir,
+        agent_hash=folder_digest(AGENT_FOLDER),
+    )
 
 
 def _checked_bash(answer: dict[str, Any]) -> dict[str, Any]:

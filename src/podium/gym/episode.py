@@ -50,9 +50,16 @@ class Episode:
     adjust_grade: Callable[[GradeReport], None] | None = None
 
     def __init__(
-        self, config: RunConfig, competition: Competition, seed: int, store: RunStore, llm: LLMConfig | None = None
+        self,
+        config: RunConfig,
+        competition: Competition,
+        seed: int,
+        store: RunStore,
+        llm: LLMConfig | None = None,
+        grade: bool = True,
     ) -> None:
         self.config, self.competition, self.seed, self.store = config, competition, seed, store
+        self.grade = grade  # False on a cluster node: the driver, which holds the answers, grades (podium.gym.remote)
         self.llm = llm  # the policy's model (podium.gym.policy_llm), or None
         self.policy: PolicyModel | None = None
         self.final = RunPaths(store.run_dir(config.run_group, competition.id, seed))
@@ -148,13 +155,14 @@ class Episode:
                 self.started,
                 self.setup.isolation,
             )
-            grade_run(self.config, self.competition, self.record, self.staging, self.final)
-            if self.adjust_grade is not None and self.record.grade is not None:
-                self.adjust_grade(self.record.grade)
+            if self.grade:
+                grade_run(self.config, self.competition, self.record, self.staging, self.final)
+                if self.adjust_grade is not None and self.record.grade is not None:
+                    self.adjust_grade(self.record.grade)
         except BaseException as error:
             self._abort(error, gym, last)
             raise
-        gym["reward"] = reward(self.record.grade)
+        gym["reward"] = reward(self.record.grade) if self.grade else None
         self.record.gym = gym
         if last is not None:
             self.log_step({**last, "reward": gym["reward"]})

@@ -68,6 +68,9 @@ class RolloutSettings:
     logprobs: bool = False
     temperature: float | None = None
     sandbox: str = "bwrap"
+    cpus: float | None = None
+    memory: str | int | None = None
+    gpus: int | None = None
     first_seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -79,8 +82,8 @@ class RolloutSettings:
         kwargs: dict[str, Any] = {"model": self.model, "llm": {k: v for k, v in llm.items() if v is not None},
                                   "runs_dir": self.runs_dir, "sandbox": self.sandbox,
                                   "allow_sealed": self.allow_sealed}  # fmt: skip
-        optional = {"task": self.task, "rows": self.rows, "run_group": self.run_group,
-                    "time_limit": self.time_limit, "max_steps": self.max_steps}  # fmt: skip
+        optional = {"task": self.task, "rows": self.rows, "run_group": self.run_group, "time_limit": self.time_limit,
+                    "max_steps": self.max_steps, "cpus": self.cpus, "memory": self.memory, "gpus": self.gpus}  # fmt: skip
         kwargs.update({k: v for k, v in optional.items() if v is not None})
         kwargs.update(self.extra)
         return kwargs
@@ -268,7 +271,8 @@ def rollout(
     progress: Callable[[str], None] | None = None,
 ) -> list[EpisodeResult]:
     """Play ``settings.episodes`` episodes (seeds ``first_seed`` on) of each competition, one after another;
-    returns how each ended. ``make`` builds an environment (default: ``gymnasium.make`` of podium's id)."""
+    returns how each ended. ``make`` builds an environment (default: ``gymnasium.make`` of podium's id).
+    On a Ray cluster: :func:`podium.gym.remote.rollout_on_cluster`."""
     import gymnasium
 
     if settings.episodes < 1:

@@ -18,6 +18,10 @@ old and new settings, and running the interrupted command again resumes it.
 ``group.json`` also lists the ``competitions`` asked of the group: every id any command in it named
 (a group from before this list: the competitions it already held, from then on). ``podium report``
 takes them as the group's denominator unless ``--split`` names another.
+
+A group that grows a run at a time (a gym environment's episodes, :func:`join`) writes the same ``group.json``:
+the first episode's settings, and each competition as its first episode starts; an episode under other settings
+is refused as a command would be.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ __all__ = [
     "Redo",
     "batch_lock",
     "check_name",
+    "join",
     "landed",
     "plan",
     "records",
@@ -318,6 +323,42 @@ def _asked(
     before = (document or {}).get("competitions")
     known = {str(c) for c in before} if isinstance(before, list) else {cid for cid, _ in rows}
     return sorted(known | {c.id for c, _ in pairs})
+
+
+#: The short lock of :func:`join` (a batch's lock is held for its whole batch, so it cannot serve here).
+JOIN_LOCK_FILE = ".group.lock"
+
+
+def join(group_dir: Path, settings: Mapping[str, Any], competition_id: str) -> None:
+    """One more run of ``competition_id`` under ``settings`` in a group that grows a run at a time (a gym
+    environment's episode, declared as it starts): ``group.json`` is written with these settings when the group
+    has none, and lists ``competition_id`` from now on. Settings other than the group's are refused with the
+    differences named. Runs of several processes (``make_vec``) join one after another under a lock."""
+    group_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(group_dir / JOIN_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        document = read(group_dir)
+        if document is None:
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            document = {"run_group": group_dir.name, "created_at": now, "settings": dict(settings), "competitions": []}
+        stored = document["settings"]
+        changed = [
+            f"{SETTINGS[key]} {_value(key, stored[key])} (now {_value(key, settings.get(key))})"
+            for key in SETTINGS
+            if key in stored and stored[key] != settings.get(key)
+        ]
+        if changed:
+            raise UsageError(
+                f"run group {printable(group_dir.name)!r} (in {group_dir.parent}) was run with other settings: "
+                f"{'; '.join(changed)}. Its runs would not be comparable. Fix: pass another run_group= (--run-group)"
+            )
+        asked = document.get("competitions")
+        if not isinstance(asked, list) or competition_id not in asked:
+            document["competitions"] = sorted({*(asked if isinstance(asked, list) else []), competition_id})
+            write(group_dir, document)
+    finally:
+        os.close(fd)
 
 
 def landed(group_dir: Path, key: tuple[str, int]) -> None:
