@@ -15,8 +15,8 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -241,6 +241,16 @@ def run_batch(config: RunConfig, competitions: list[Competition], redo: run_grou
         return _run_batch(config, competitions, redo, gpus)
 
 
+def _completed(futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
+    """The futures as they complete, the main thread never blocked for more than a moment: the kernel may hand
+    SIGINT or SIGTERM to any of the process's threads, and Python runs its handler only when the main thread runs
+    again, so a main thread asleep in a lock until a run ends heard a SIGTERM minutes late (seen under load)."""
+    pending = set(futures)
+    while pending:
+        finished, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from finished
+
+
 def _run_batch(
     config: RunConfig, competitions: list[Competition], redo: run_group.Redo | None, gpus: GpuPool | None
 ) -> Batch:
@@ -260,7 +270,7 @@ def _run_batch(
     try:
         with stop.installed(), progress:
             futures = {pool.submit(progress.track, run_one, config, c, s, store, gpus, stop): (c, s) for c, s in todo}
-            for done, future in enumerate(as_completed(futures), start=1):
+            for done, future in enumerate(_completed(futures), start=1):
                 progress.finished = done
                 comp, seed = futures[future]
                 settle(batch, plan, config, f"[{done}/{len(todo)}]", (comp, seed), future.result)
