@@ -149,16 +149,28 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
             context.close()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow stacks run last, in this order: the Ray cluster's tests (a few minutes of their own, with Ray's
     processes beside the suite's), then the Dolos tests (in CI Dolos is still installing, npm ci, in the
     background), then the root-filesystem and local-model tests (the openhands environment and the model
     server still building in the background: scripts/openhands_env.sh, scripts/local_model.sh; the training
-    stack: scripts/train_env.sh)."""
+    stack: scripts/train_env.sh).
+
+    Under pytest-xdist (``-n``, ``--dist loadgroup``: the suite's default, pyproject.toml) each test file runs
+    whole in one worker, in its order, its module fixtures set up once; every test that starts a Ray cluster runs
+    in one worker (``ray``), so two clusters never start side by side; that worker's minutes of Ray tests start
+    first, beside everything else, rather than last and alone."""
+    parallel = os.environ.get("PYTEST_XDIST_WORKER") is not None
     items.sort(
         key=lambda item: (
             any(item.get_closest_marker(m) is not None for m in ("rootfs", "local_model", "train")),
             item.get_closest_marker("dolos") is not None,
-            item.get_closest_marker("cluster") is not None,
+            # one after the other, the cluster's tests go late; beside the rest (xdist), their one worker starts first
+            (item.get_closest_marker("cluster") is not None) != parallel,
         )
     )
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "ray" if item.get_closest_marker("cluster") is not None else item.path.name
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -506,7 +506,13 @@ def test_sigterm_stops_the_batch_as_ctrl_c_does(tmp_path: Path, data_dir: Path, 
         time.sleep(0.1)
     assert _alive_with(token), "the agent never started"
     child.send_signal(signal.SIGTERM)  # to podium only, as kill PID does
-    stdout, stderr = child.communicate(timeout=120)
+    try:
+        stdout, stderr = child.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # say what podium's signals were and what it said (seen under xdist only)
+        masks = [line for line in Path(f"/proc/{child.pid}/status").read_text().splitlines() if line.startswith("Sig")]
+        child.kill()
+        stdout, stderr = child.communicate()
+        pytest.fail(f"podium did not stop within 120 s of SIGTERM; {masks}; its stderr ended: {stderr[-2000:]}")
     assert child.returncode == 143, stderr[-3000:]
     assert "stopping (SIGTERM): no new runs" in stderr and "Traceback" not in stderr
     assert stderr.rstrip().endswith("interrupted; rerun the same command to resume")

@@ -83,6 +83,7 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         config = self._config(data_dir)
         join(self.options.runs_dir / self.options.run_group, settings_of(config), self.options.competition.id)
         episode = Episode(config, self.options.competition, episode_seed, self.store, self._llm, self.grade_here)
+        episode.adjust_grade = self.task.adjust_grade
         episode.start()
         self._episode, self._steps, self._ended = episode, 0, False
         self._split_seed = split_seed

@@ -46,6 +46,9 @@ _END_TIMEOUT_S = 60.0
 class Episode:
     """A running episode of ``competition`` with ``seed``: its run staged in ``store`` under ``config``."""
 
+    #: What the task changes in the grade before the run lands (a holdout grade has no leaderboard placement).
+    adjust_grade: Callable[[GradeReport], None] | None = None
+
     def __init__(
         self,
         config: RunConfig,
@@ -154,6 +157,8 @@ class Episode:
             )
             if self.grade:
                 grade_run(self.config, self.competition, self.record, self.staging, self.final)
+                if self.adjust_grade is not None and self.record.grade is not None:
+                    self.adjust_grade(self.record.grade)
         except BaseException as error:
             self._abort(error, gym, last)
             raise

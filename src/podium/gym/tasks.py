@@ -8,13 +8,16 @@ variant for the first observation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from podium.errors import UsageError
+from podium.gym.holdout import build_holdout, no_placement, unsupported
 from podium.gym.options import EnvOptions, is_free
 from podium.paths import CompetitionPaths
+from podium.records import GradeReport
 
-__all__ = ["SealedTask", "Task", "task_of"]
+__all__ = ["HoldoutTask", "SealedTask", "Task", "task_of"]
 
 _MAX_DESCRIPTION = 200_000
 
@@ -23,6 +26,8 @@ class Task:
     """What a task variant gives an episode."""
 
     name = ""
+    #: What the task changes in an episode's grade before it lands (None: nothing).
+    adjust_grade: Callable[[GradeReport], None] | None = None
 
     def __init__(self, options: EnvOptions) -> None:
         self.options = options
@@ -68,10 +73,42 @@ class SealedTask(Task):
         )
 
 
+class HoldoutTask(Task):
+    """The public train re-split with the episode's split seed; graded against the part hidden
+    (:mod:`podium.gym.holdout`); the private answers are never read."""
+
+    name = "holdout"
+    adjust_grade = staticmethod(no_placement)
+
+    def __init__(self, options: EnvOptions) -> None:
+        super().__init__(options)
+        why = unsupported(self.competition)
+        if why is not None:
+            raise UsageError(
+                f"{self.competition.id} has no holdout task: {why}. Fix: pass task='sealed' (allow_sealed=True on a "
+                "benchmark competition), or pick one docs/gym.md lists."
+            )
+        if not CompetitionPaths(options.data_dir, self.competition.id).public.is_dir():
+            raise UsageError(
+                f"{self.competition.id} is not prepared in {options.data_dir}. "
+                f"Fix: podium prepare {self.competition.id} (or pass data_dir= where it is)."
+            )
+
+    def data_for(self, split_seed: int) -> Path:
+        return build_holdout(self.competition, self.options.data_dir, split_seed, self.options.rows)
+
+    def note(self, split_seed: int) -> str:
+        rows = f", its train cut to {self.options.rows} rows" if self.options.rows is not None else ""
+        return (
+            f"Task: {self.competition.ref}, holdout: the competition's public train re-split by podium (split seed "
+            f"{split_seed}{rows}); /home/data/test.csv holds the hidden rows without their targets. Your submission "
+            "is graded with the competition's metric against those targets, outside the sandbox; there is no "
+            "leaderboard."
+        )
+
+
 def task_of(options: EnvOptions) -> Task:
     """The task variant ``options`` ask for."""
     if options.task == "sealed":
         return SealedTask(options)
-    raise UsageError(
-        f"task='holdout' is being built (podium.gym.holdout). Fix: pass task='sealed' on {options.competition.id} for now."
-    )
+    return HoldoutTask(options)
