@@ -164,6 +164,29 @@ def test_a_node_removed_mid_episode_is_retried_on_another(cluster, data_dir: Pat
     cluster.remove_node(rescuer)
 
 
+def test_an_episode_whose_second_node_is_lost_too_lands_as_a_harness_error(cluster, data_dir: Path, tmp_path: Path):
+    """Two losses: the episode lands as podium's failure (no reward, a rerun plays it again), as a run does."""
+    runs = tmp_path / "runs"
+
+    def firsts(model: ScriptedLLM) -> int:  # the episodes' first model calls so far (one per attempt)
+        return sum(1 for r in model.requests if r["body"]["messages"][-1].get("role") == "user")
+
+    with ScriptedLLM([_policy(20)] * 8) as model:
+        doomed = cluster.add_node(num_cpus=1, resources={"slot": 1})
+        driver = _rollout(cluster, model, runs, data_dir, "--episodes", "1", "--ray-resource", "slot")
+        for attempt in (1, 2):
+            _wait_for(lambda n=attempt: firsts(model) >= n)
+            time.sleep(1.0)
+            cluster.remove_node(doomed)
+            if attempt == 1:
+                doomed = cluster.add_node(num_cpus=1, resources={"slot": 1})
+        out, _ = driver.communicate(timeout=600)
+    assert driver.returncode == 1 and "harness error" in out and "the cluster lost the run" in out, out
+    record = _records(runs)[0]
+    assert record["status"] == "harness_error" and record["gym"]["reward"] is None and record.get("grade") is None
+    assert record["gym"]["model"] == "policy" and record["gym"]["steps"] == 0
+
+
 def _sleeping(seconds: int) -> list[int]:
     """The pids of `sleep SECONDS` processes on this machine (the policy's, on any node)."""
     found = []
