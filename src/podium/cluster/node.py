@@ -45,6 +45,7 @@ __all__ = [
     "Shipment",
     "drop_part",
     "keys_set",
+    "node_answer",
     "node_cache",
     "node_data",
     "node_name",
@@ -176,22 +177,7 @@ def run_on_node(
                 error = record.error
             else:
                 error = _sandboxed(config, competition, record, staging)
-        folder: dict[str, Any] | None = None
-        withheld: list[str] = []
-        try:
-            folder, withheld = send_folder(staging.root, config.disk_bytes)
-        except HarnessError as exc:  # the node's disk: nothing of the run can go back
-            failed_record(record, exc, staging)
-            error = record.error
-        return {
-            "record": record.to_dict(),
-            "folder": folder,
-            "withheld": withheld,
-            "node_id": ray.get_runtime_context().get_node_id(),
-            "attempts": attempts,
-            "error": error,
-            "staging": str(staging.root),
-        }
+        return node_answer(ray, record, staging, config.disk_bytes, attempts, error, str(staging.root))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -219,6 +205,30 @@ def keys_set(keys: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def node_answer(
+    ray: Any,
+    record: RunRecord,
+    staging: RunPaths,
+    disk_bytes: int | None,
+    attempts: Any,
+    error: str | None,
+    origin: str | None,
+) -> dict[str, Any]:
+    """What a node's task returns for one run: its record and its folder packed for the driver (a folder the
+    node's disk cannot pack lands as a harness error: nothing of the run can go back)."""
+    folder: dict[str, Any] | None = None
+    withheld: list[str] = []
+    try:
+        folder, withheld = send_folder(staging.root, disk_bytes)
+    except HarnessError as exc:
+        failed_record(record, exc, staging)
+        error = record.error
+    return {
+        "record": record.to_dict(), "folder": folder, "withheld": withheld,
+        "node_id": ray.get_runtime_context().get_node_id(), "attempts": attempts, "error": error, "staging": origin,
+    }  # fmt: skip
 
 
 def send_folder(folder: Path, disk_bytes: int | None) -> tuple[dict[str, Any], list[str]]:

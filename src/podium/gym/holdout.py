@@ -31,7 +31,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podium.competition import Competition
 from podium.data.declared import split_spec
@@ -112,9 +112,9 @@ def build_holdout(competition: Competition, data_dir: Path, split_seed: int, row
     if source.stat().st_size > _MAX_TRAIN_BYTES:
         raise UsageError(f"{competition.id}'s public train is over {_MAX_TRAIN_BYTES >> 30} GiB; podium re-splits "
                          "smaller tables only. Fix: pass task='sealed' with allow_sealed=True")  # fmt: skip
-    key = hashlib.sha256(
-        json.dumps([HOLDOUT_VERSION, competition.ref, _sha256(source), split_seed, rows]).encode()
-    ).hexdigest()[:20]
+    source_sha256 = _sha256(source)
+    facts = [HOLDOUT_VERSION, competition.ref, source_sha256, split_seed, rows]
+    key = hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:20]
     cache = data_dir / HOLDOUT_DIR
     final = cache / f"{competition.id}-{key}"
     if (CompetitionPaths(final, competition.id).marker).is_file():
@@ -122,7 +122,7 @@ def build_holdout(competition: Competition, data_dir: Path, split_seed: int, row
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{competition.id}-", dir=cache))
     try:
-        _write(competition, source, CompetitionPaths(staging, competition.id), split_seed, rows)
+        _write(competition, source, source_sha256, CompetitionPaths(staging, competition.id), split_seed, rows)
         try:
             os.rename(staging, final)
         except OSError:  # another reset of the same key got there first: its folder is the same re-split
@@ -134,7 +134,9 @@ def build_holdout(competition: Competition, data_dir: Path, split_seed: int, row
     return final
 
 
-def _write(competition: Competition, source: Path, paths: CompetitionPaths, seed: int, rows: int | None) -> None:
+def _write(
+    competition: Competition, source: Path, source_sha256: str, paths: CompetitionPaths, seed: int, rows: int | None
+) -> None:
     import pandas as pd
 
     table = pd.read_csv(source, dtype=str, keep_default_na=False)  # cells as they are written
@@ -176,7 +178,7 @@ def _write(competition: Competition, source: Path, paths: CompetitionPaths, seed
         "competition_id": competition.id,
         "version": competition.version,
         "holdout": {"split_seed": seed, "rows": rows, "train": len(train), "hidden": len(hidden),
-                    "source_sha256": _sha256(source), "method": HOLDOUT_VERSION},
+                    "source_sha256": source_sha256, "method": HOLDOUT_VERSION},
         "checksums": {str(p.relative_to(paths.prepared)): _sha256(p) for p in files},
     }  # fmt: skip
     (paths.prepared / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
@@ -246,10 +248,3 @@ def no_placement(grade: GradeReport) -> None:
     grade.percentile, grade.rank, grade.n_teams = None, None, None
     grade.leaderboard = "holdout: none (podium's re-split of the public train)"
     grade.other_versions = []
-
-
-def describe(competition: Competition, data_dir: Path) -> dict[str, Any]:
-    """The re-split's facts from its marker (seed, rows, sizes), for the episode's note."""
-    record = CompetitionPaths(data_dir, competition.id).record() or {}
-    facts = record.get("holdout")
-    return facts if isinstance(facts, dict) else {}

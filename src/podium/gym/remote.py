@@ -27,7 +27,7 @@ from typing import Any
 from podium import owner
 from podium.cluster.address import ClusterSpec, parse_cluster
 from podium.cluster.driver import NodeWork, run_cluster_batch
-from podium.cluster.node import Shipment, keys_set, node_data, node_name, send_folder, sweep_node
+from podium.cluster.node import Shipment, keys_set, node_answer, node_data, node_name, sweep_node
 from podium.cluster.transfer import Parcel
 from podium.errors import UsageError
 from podium.gym.env import PodiumEnv, run_config
@@ -220,15 +220,6 @@ def play_on_node(
         record.node = here
         record.limits["gpu_ids"] = gpu_ids
         error = record.error if record.status == "harness_error" else None
-        folder, withheld = send_folder(landed, config.disk_bytes)
-        return {
-            "record": record.to_dict(),
-            "folder": folder,
-            "withheld": withheld,
-            "node_id": ray.get_runtime_context().get_node_id(),
-            "attempts": attempts,
-            "error": error,
-            "staging": origin,
-        }
+        return node_answer(ray, record, RunPaths(landed), config.disk_bytes, attempts, error, origin)
     finally:
         shutil.rmtree(root, ignore_errors=True)
