@@ -1,3 +1,4 @@
+import json
 import os
 import signal
 
@@ -67,7 +68,7 @@ def minimal_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The `minimal` agent environment, built once for the session's LLM-agent runs."""
     from podium.environments import build, load_profile
 
-    root = tmp_path_factory.mktemp("envs")
+    root = _shared(tmp_path_factory, "envs")
     build(load_profile("minimal"), root)
     return root
 
@@ -75,7 +76,18 @@ def minimal_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def aide_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where AIDE's environment is built once (by the first run that needs it) for the session's AIDE runs."""
-    return tmp_path_factory.mktemp("aide-envs")
+    return _shared(tmp_path_factory, "aide-envs")
+
+
+def _shared(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder of the session's, the same for every xdist worker (the parent of the workers' own): an environment
+    is built there once, by the first worker to need it, while the others wait on its build lock
+    (podium.environments.build); without workers, a folder of this process's."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return tmp_path_factory.mktemp(name)
+    root = tmp_path_factory.getbasetemp().parent / name
+    root.mkdir(exist_ok=True)
+    return root
 
 
 @pytest.fixture(scope="session")
@@ -149,6 +161,16 @@ def page(browser, request: pytest.FixtureRequest, tmp_path: Path):
             context.close()
 
 
+TIMINGS = Path(__file__).with_name("timings.json")  # seconds per file under the workers: scripts/test_timings.py
+
+
+def _group(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
+    return "ray" if item.get_closest_marker("cluster") is not None else item.path.name
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow stacks run last, in this order: the Ray cluster's tests (a few minutes of their own, with Ray's
@@ -157,20 +179,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     server still building in the background: scripts/openhands_env.sh, scripts/local_model.sh; the training
     stack: scripts/train_env.sh).
 
-    Under pytest-xdist (``-n``, ``--dist loadgroup``: the suite's default, pyproject.toml) each test file runs
-    whole in one worker, in its order, its module fixtures set up once; every test that starts a Ray cluster runs
-    in one worker (``ray``), so two clusters never start side by side; that worker's minutes of Ray tests start
-    first, beside everything else, rather than last and alone."""
+    Under pytest-xdist (``-n``, ``--dist loadgroup --no-loadscope-reorder``: the suite's default, pyproject.toml)
+    each test file runs whole in one worker, in its order, its module fixtures set up once; every test that starts
+    a Ray cluster runs in one worker (``ray``), so two clusters never start side by side. The workers take the
+    groups longest first (``tests/timings.json``; a group it does not name goes after those it does), so that no
+    long file starts late and runs alone at the end; the stacks' tests still come last."""
     parallel = os.environ.get("PYTEST_XDIST_WORKER") is not None
+    timings = json.loads(TIMINGS.read_text(encoding="utf-8")) if parallel and TIMINGS.is_file() else {}
+    groups = {item.nodeid: _group(item) for item in items}
     items.sort(
         key=lambda item: (
             any(item.get_closest_marker(m) is not None for m in ("rootfs", "local_model", "train")),
             item.get_closest_marker("dolos") is not None,
-            # one after the other, the cluster's tests go late; beside the rest (xdist), their one worker starts first
-            (item.get_closest_marker("cluster") is not None) != parallel,
+            # one after the other, the cluster's tests go late; beside the rest (xdist), longest group first
+            (item.get_closest_marker("cluster") is not None) if not parallel else -timings.get(groups[item.nodeid], 0),
         )
     )
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            group = "ray" if item.get_closest_marker("cluster") is not None else item.path.name
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,39 @@ def test_torch_imports_and_trains_a_tiny_model_inside_the_sandbox(
     assert result.returncode == 0, result.stderr[-3000:]
     version, loss = (runs / "default" / COMP / "0" / "logs" / "torch.txt").read_text().split()
     assert version.startswith("2.13.0") and float(loss) < 0.01
+
+
+BUILD_ONE = """
+import sys, time
+from pathlib import Path
+from podium.environments import build, load_profile
+env = build(load_profile(sys.argv[1]), Path(sys.argv[2]))
+print(env.created_at, env.path, time.monotonic(), flush=True)
+"""
+
+
+def test_two_builds_of_one_environment_at_once_build_it_once(tmp_path: Path) -> None:
+    """Two `podium run`s (or two test workers) needing the same environment at the same time: the second waits for
+    the first and takes its build. Before, both built it, and the later one removed the earlier one's folder while
+    runs could be using it."""
+    profile = tmp_path / "tiny.txt"
+    profile.write_text(TINY)
+    root = tmp_path / "envs"
+    staging = f".{load_profile(str(profile)).folder_name}.tmp-"
+    first = subprocess.Popen(
+        [sys.executable, "-c", BUILD_ONE, str(profile), str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (root.is_dir() and any(p.name.startswith(staging) for p in root.iterdir())):
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.02)
+    second = subprocess.run(
+        [sys.executable, "-c", BUILD_ONE, str(profile), str(root)], capture_output=True, text=True, timeout=300
+    )
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, (err, second.stderr)
+    assert "waiting for another build of environment tiny" in second.stderr
+    assert "building environment" in err and "building environment" not in second.stderr
+    assert out.split()[:2] == second.stdout.split()[:2]  # the same build, at the same path
+    assert [p.name for p in root.iterdir() if not p.name.startswith(".")] == [Path(out.split()[1]).name]

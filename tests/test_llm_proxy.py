@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -882,15 +883,23 @@ def test_a_run_whose_model_calls_all_failed_is_the_harness_failure_and_is_run_ag
 
 def test_mlab_with_an_unreachable_base_url_is_not_counted_as_a_good_run(tmp_path: Path, minimal_env_dir: Path) -> None:
     """Issue 29 item 5 as it was seen: `podium run --agent mlab --base-url http://127.0.0.1:9/v1` "finished" with the
-    sample submission's score. (It waits out the agent's own retries, about a minute.)"""
+    sample submission's score. The agent is mlab's own folder with one setting changed: its model client tries a
+    failed call once more instead of six times (`MLAB_MODEL_RETRIES`), so the run waits seconds, not a minute."""
+    import yaml
+
     from podium import registry
+    from podium.agents.spec import BUILTIN
     from podium.data.prepare import prepare_competition
 
     if subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode != 0:
         pytest.skip("bubblewrap is not installed")
     prepare_competition(registry.get("practice-wine"), tmp_path / "data")
+    agent = shutil.copytree(BUILTIN / "mlab", tmp_path / "mlab")
+    spec = yaml.safe_load((agent / "agent.yaml").read_text())
+    spec["env"]["MLAB_MODEL_RETRIES"] = "1"
+    (agent / "agent.yaml").write_text(yaml.safe_dump(spec))
     result = subprocess.run(
-        [sys.executable, "-m", "podium", "run", "--agent", "mlab", "--base-url", "http://127.0.0.1:9/v1",
+        [sys.executable, "-m", "podium", "run", "--agent", str(agent), "--base-url", "http://127.0.0.1:9/v1",
          "--competitions", "practice-wine", "--time-limit", "4m", "--data-dir", str(tmp_path / "data"),
          "--runs-dir", str(tmp_path / "runs")],
         capture_output=True, text=True, timeout=600,
@@ -903,5 +912,6 @@ def test_mlab_with_an_unreachable_base_url_is_not_counted_as_a_good_run(tmp_path
     assert record["status"] == "harness_error" and record["grade"] is None
     assert record["llm"]["calls"] == record["llm"]["failed_calls"] > 0
     # the group's report says so, beside the published aggregation that counts it as a failure
+    assert record["llm"]["calls"] == 2  # one call, tried once more: the setting reached the client
     assert "| practice-wine@1 | mlab | 0 | harness failure |" in result.stdout
     assert "1 run(s) failed because of the harness, not the agent" in result.stdout

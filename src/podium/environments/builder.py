@@ -1,10 +1,13 @@
 """Building an environment: a virtualenv of the host's Python filled by pip from the profile (or a root
 filesystem, :mod:`podium.environments.rootfs`), staged in a folder of its own, its scripts made to start from
 :data:`~podium.environments.profile.ENV_MOUNT`, its record written and the folder renamed into place only when
-done; :func:`ensure` builds what is missing and names the command when it cannot."""
+done; :func:`ensure` builds what is missing and names the command when it cannot. One builder per environment at a
+time (a lock file beside it): a second waits and takes the first one's build."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -12,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,13 +97,38 @@ class _Progress:
             )
 
 
+@contextlib.contextmanager
+def _one_builder(base: Path, profile: Profile) -> Iterator[None]:
+    """Hold the lock of ``profile``'s folder: a second ``podium`` building the same environment at the same time
+    waits for the first and takes its build, instead of building it again and replacing the folder under the
+    first one's runs. The kernel lets go of the lock when its holder dies."""
+    fd = os.open(base / f".lock-{profile.folder_name}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another build of environment {profile.name} in {base}", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def build(profile: Profile, root: Path | None = None, *, force: bool = False) -> Environment:
-    """Build ``profile`` into its folder (or return it, already built, unless ``force``)."""
+    """Build ``profile`` into its folder (or return it, already built, unless ``force``); one builder at a time."""
     base = root or env_root()
     existing = find(profile, base)
     if existing is not None and not force:
         return existing
     base.mkdir(parents=True, exist_ok=True)
+    with _one_builder(base, profile):
+        existing = find(profile, base)  # built by the builder this one waited for
+        if existing is not None and not force:
+            return existing
+        return _build(profile, base)
+
+
+def _build(profile: Profile, base: Path) -> Environment:
     _sweep(base)
     final = base / profile.folder_name
     staging = base / f".{profile.folder_name}.tmp-{owner.own_token()}"

@@ -79,8 +79,9 @@ class LLMClient:
 
     @classmethod
     def from_environment(cls, prefix: str = "SEARCH", default_tokens: int = 4096) -> LLMClient:
-        """The provider, model and way to the proxy that podium gives the run; ``<prefix>_MODEL`` and
-        ``<prefix>_MAX_TOKENS`` (an answer's cap, else ``default_tokens``) are the agent's own settings."""
+        """The provider, model and way to the proxy that podium gives the run; ``<prefix>_MODEL``,
+        ``<prefix>_MAX_TOKENS`` (an answer's cap, else ``default_tokens``) and ``<prefix>_MODEL_RETRIES`` (how often
+        a failed call is tried again, with backoff: 6, about a minute, unless set) are the agent's own settings."""
         provider = os.environ.get("PODIUM_LLM_PROVIDER", "openai")
         models = [m for m in os.environ.get("PODIUM_LLM_MODELS", "").split(",") if m]
         model = os.environ.get(f"{prefix}_MODEL") or (models[0] if models else "")
@@ -94,6 +95,7 @@ class LLMClient:
             socket_path=socket_path if socket_path and os.path.exists(socket_path) else None,
             base_url=base_url,
             max_tokens=int(os.environ.get(f"{prefix}_MAX_TOKENS") or default_tokens),
+            retries=int(os.environ.get(f"{prefix}_MODEL_RETRIES") or cls.retries),
             seed=int(os.environ["SEED"]) if os.environ.get("SEED", "").isdigit() else None,
         )
 

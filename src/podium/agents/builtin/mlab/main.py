@@ -8,7 +8,8 @@ malformed answer is asked for again (``MLAB_RETRIES`` times); when every try fai
 
 Settings (agent.yaml's ``env:``): ``MLAB_STEPS`` (2,000), ``MLAB_RETRIES`` (10), ``MLAB_MAX_TOKENS``
 (16,384: an answer's cap), ``MLAB_STEP_TIMEOUT`` (seconds one script may run; else the time left),
-``MLAB_LOG_CHARS`` (the research log's size before it is compressed), ``MLAB_MODEL``,
+``MLAB_LOG_CHARS`` (the research log's size before it is compressed), ``MLAB_MODEL``, ``MLAB_MODEL_RETRIES``
+(a failed model call's tries again, with backoff; 6),
 ``MLAB_FILE_ACTIONS`` (1: offer Read File, Write File and Append File too; see :mod:`actions`); from
 podium: ``TIME_LIMIT_SECS``, ``HARDWARE``, ``SEED`` (the model's sampling seed, through
 ``podium_llm``), the LLM proxy.
