@@ -219,3 +219,15 @@ def test_two_builds_of_one_environment_at_once_build_it_once(tmp_path: Path) -> 
     assert "building environment" in err and "building environment" not in second.stderr
     assert out.split()[:2] == second.stdout.split()[:2]  # the same build, at the same path
     assert [p.name for p in root.iterdir() if not p.name.startswith(".")] == [Path(out.split()[1]).name]
+
+
+def test_a_link_planted_at_the_build_lock_is_refused_in_one_line(tmp_path: Path) -> None:
+    profile = tmp_path / "tiny.txt"
+    profile.write_text(TINY)
+    root = tmp_path / "envs"
+    root.mkdir()
+    target = tmp_path / "elsewhere"
+    (root / f".lock-{load_profile(str(profile)).folder_name}").symlink_to(target)
+    with pytest.raises(PodiumError, match=r"cannot build environment tiny .* Fix: remove what is at that path"):
+        build(load_profile(str(profile)), root)
+    assert not target.exists()  # the link was not followed

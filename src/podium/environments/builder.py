@@ -102,7 +102,14 @@ def _one_builder(base: Path, profile: Profile) -> Iterator[None]:
     """Hold the lock of ``profile``'s folder: a second ``podium`` building the same environment at the same time
     waits for the first and takes its build, instead of building it again and replacing the folder under the
     first one's runs. The kernel lets go of the lock when its holder dies."""
-    fd = os.open(base / f".lock-{profile.folder_name}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    path = base / f".lock-{profile.folder_name}"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:  # a link or a folder in its place, a read-only cache
+        raise PodiumError(
+            f"cannot build environment {profile.name} in {base}: its lock {path.name}: {error.strerror}. "
+            "Fix: remove what is at that path, or set PODIUM_ENV_DIR to a folder of your own"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
