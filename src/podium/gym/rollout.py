@@ -244,7 +244,8 @@ def _reply(answer: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise _ModelRefused("the model's answer has no choices")
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    given = choice.get("message")
+    message: dict[str, Any] = given if isinstance(given, dict) else {}
     reply: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
     calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
     if calls:

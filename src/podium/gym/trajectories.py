@@ -90,13 +90,18 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [line for line in iter_json_lines(data.splitlines()) if line is not None]
 
 
+def _step_number(line: Mapping[str, Any]) -> int:
+    number = line.get("step")
+    return number if isinstance(number, int) else 0
+
+
 def trajectory(folder: Path) -> dict[str, Any]:
     """One episode's row (:data:`TRAJECTORY_FIELDS`)."""
     record = _record(folder)
     if record is None or not isinstance(record.get("gym"), dict):
         raise UsageError(f"{printable(str(folder))}: not a gym episode (no record.json with a gym section)")
     gym: dict[str, Any] = record["gym"]
-    steps = sorted(_lines(folder / STEPS_FILE), key=lambda s: s.get("step") if isinstance(s.get("step"), int) else 0)
+    steps = sorted(_lines(folder / STEPS_FILE), key=_step_number)
     logged = _lines(folder / MESSAGES_FILE)
     messages, logprobs = _from_log(logged, steps) if logged else (_from_steps(steps), None)
     grade = record.get("grade") if isinstance(record.get("grade"), dict) else None

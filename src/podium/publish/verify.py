@@ -72,7 +72,8 @@ def _compare_data(
 ) -> set[str]:
     """Check the prepared data of each competition the runs name (from their records, not the manifest); returns
     those that can be graded again here. One that cannot is a difference, never a skip."""
-    listed = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    given = manifest.get("data")
+    listed: Mapping[str, Any] = given if isinstance(given, dict) else {}
     prepared = set()
     for cid in sorted(competitions):
         marker = CompetitionPaths(data_dir, cid).record() if check_name(cid) is None and "/" not in cid else None

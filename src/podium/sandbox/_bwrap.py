@@ -220,12 +220,12 @@ class BwrapSandbox:
             args += system_binds()
             args += etc_binds(staged.etc_dir)
         args += ["--proc", "/proc", *proc_covers(), *gpu_driver_covers(gpus)]
-        for source, inside in view.proc_binds() if view is not None else ():  # its memory cap, its CPUs
-            args += ["--ro-bind", str(source), inside]
+        for host_file, inside in view.proc_binds() if view is not None else ():  # its memory cap, its CPUs
+            args += ["--ro-bind", str(host_file), inside]
         if view is not None and view.sys_binds():  # its CPUs as the online ones; nothing else of the host's /sys
             args += ["--tmpfs", "/sys"]
-            for source, inside in view.sys_binds():
-                args += ["--ro-bind", str(source), inside]
+            for host_file, inside in view.sys_binds():
+                args += ["--ro-bind", str(host_file), inside]
             args += ["--remount-ro", "/sys"]
         args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", HOME]
         # after the tmpfs /tmp and /home: an installation under /home/<user> or /tmp stays visible

@@ -80,8 +80,8 @@ def container_config(
     for mount in mounts:
         binds.append(DockerMount(mount.target, str(mount.source.resolve()), type="bind", read_only=not mount.writable))
     # runc allows these files of /proc to be replaced (as LXCFS does); /sys's are the CPUs it is pinned to
-    for source, inside in generated:
-        binds.append(DockerMount(inside, str(source), type="bind", read_only=True))
+    for host_file, inside in generated:
+        binds.append(DockerMount(inside, str(host_file), type="bind", read_only=True))
     memory = limits.memory_bytes
     tmpfs = {"/tmp": "rw,nosuid,nodev"}
     if host:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -171,13 +172,15 @@ class Shell:
         return {"ok": True, "bytes": len(data), "path": os.path.normpath(target)}
 
 
-def _follow(proc: subprocess.Popen, output: Output, deadline: float) -> tuple[int, object, bool]:
+def _follow(proc: subprocess.Popen, output: Output, deadline: float) -> tuple[int, resource.struct_rusage | None, bool]:
     """Read ``proc``'s output until it ends (or ``deadline``: its process group is killed); (status, rusage,
     timed out)."""
+    assert proc.stdout is not None  # started with stdout=PIPE
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
-    status = usage = None
-    ended_at = None
+    status: int | None = None
+    usage: resource.struct_rusage | None = None
+    ended_at = 0.0
     timed_out = False
     eof = False
     while not eof:
@@ -217,7 +220,7 @@ def _follow(proc: subprocess.Popen, output: Output, deadline: float) -> tuple[in
             _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = 0  # reaped here, through wait4
     proc.stdout.close()
-    return status, usage, timed_out
+    return (status if status is not None else -1), usage, timed_out
 
 
 def main() -> int:

@@ -43,7 +43,8 @@ class Relay:
 
     config: Any
     ledger: Any
-    _key: str | None
+    _key: str
+    _chat_cap: str  # the field that caps a Chat Completions answer at this provider
 
     def _forward(
         self,
