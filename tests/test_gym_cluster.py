@@ -200,16 +200,21 @@ def _sleeping(seconds: int) -> list[int]:
     return found
 
 
+#: The policy's sleep, a number tests/test_cluster.py's Ctrl-C test (sleep 97) does not use: each counts its own
+#: processes machine-wide, so the two files never count each other's even when run side by side.
+SLEEP = 89
+
+
 def test_ctrl_c_cancels_the_episodes_and_leaves_no_process(cluster, data_dir: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    with ScriptedLLM([_policy(97)] * 8) as model:
+    with ScriptedLLM([_policy(SLEEP)] * 8) as model:
         driver = _rollout(cluster, model, runs, data_dir, "--episodes", "2",
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
-        _wait_for(lambda: len(_sleeping(97)) >= 2)  # both episodes are in their first step, on the nodes
+        _wait_for(lambda: len(_sleeping(SLEEP)) >= 2)  # both episodes are in their first step, on the nodes
         driver.send_signal(signal.SIGINT)
         out, _ = driver.communicate(timeout=120)
     assert driver.returncode == 130 and "cancelling 2 run(s)" in out, out
-    _wait_for(lambda: not _sleeping(97), timeout=30)
+    _wait_for(lambda: not _sleeping(SLEEP), timeout=30)
     assert not _records(runs) and not list((runs / "g" / COMP).glob(".*.tmp-*"))
 
 
