@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podium.competition import Competition
+from podium.data.checksums import digest_tree, file_sha256
 from podium.data.declared import split_spec
 from podium.errors import UsageError
 from podium.paths import MARKER, CompetitionPaths
@@ -42,7 +43,7 @@ from podium.records import GradeReport
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["HOLDOUT_DIR", "HOLDOUT_VERSION", "build_holdout", "no_placement", "train_file", "unsupported"]
+__all__ = ["HOLDOUT_DIR", "HOLDOUT_VERSION", "build_holdout", "no_placement", "require", "train_file", "unsupported"]
 
 #: Where re-splits are cached, inside the data dir.
 HOLDOUT_DIR = ".holdout"
@@ -80,27 +81,24 @@ def unsupported(competition: Competition) -> str | None:
     return None
 
 
+def require(competition: Competition) -> None:
+    """Refuse, in one line, a competition without a holdout task (:func:`unsupported` says why)."""
+    why = unsupported(competition)
+    if why is not None:
+        raise UsageError(
+            f"{competition.id} has no holdout task: {why}. Fix: pass task='sealed' (allow_sealed=True on a "
+            "benchmark competition), or pick one docs/gym.md lists."
+        )
+
+
 def _targets(competition: Competition) -> list[str]:
     return [c.name for c in competition.columns if c.name not in competition.id_columns]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def build_holdout(competition: Competition, data_dir: Path, split_seed: int, rows: int | None) -> Path:
     """The data dir of ``competition``'s holdout task for ``split_seed`` (and ``rows``), built once and cached;
     raises :class:`UsageError` in one line when it cannot be built."""
-    why = unsupported(competition)
-    if why is not None:
-        raise UsageError(
-            f"{competition.id} has no holdout task: {why}. Fix: pass task='sealed' on a practice or dev competition, "
-            "or pick one listed in docs/gym.md"
-        )
+    require(competition)
     name = train_file(competition)
     assert name is not None
     source = CompetitionPaths(data_dir, competition.id).public / name
@@ -112,7 +110,7 @@ def build_holdout(competition: Competition, data_dir: Path, split_seed: int, row
     if source.stat().st_size > _MAX_TRAIN_BYTES:
         raise UsageError(f"{competition.id}'s public train is over {_MAX_TRAIN_BYTES >> 30} GiB; podium re-splits "
                          "smaller tables only. Fix: pass task='sealed' with allow_sealed=True")  # fmt: skip
-    source_sha256 = _sha256(source)
+    source_sha256 = file_sha256(source)
     facts = [HOLDOUT_VERSION, competition.ref, source_sha256, split_seed, rows]
     key = hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:20]
     cache = data_dir / HOLDOUT_DIR
@@ -165,7 +163,7 @@ def _write(
         answers[name] = hidden[name] if label is None else (hidden[label] == name).astype(int)
     hidden.drop(columns=targets if label is None else [label]).to_csv(public / test_name, index=False)
     answers.to_csv(private / competition.answers, index=False)
-    defaults = {c.name: c.options.get("default", "") for c in competition.columns if c.name in _targets(competition)}
+    defaults = {c.name: c.options.get("default", "") for c in competition.columns if c.name in targets}
     sample = hidden[list(competition.id_columns)].assign(**defaults)
     sample_path = paths.prepared / competition.sample_submission
     sample_path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,13 +171,12 @@ def _write(
     description = source.parent / "description.md"
     if description.is_file():
         shutil.copyfile(description, public / "description.md")
-    files = sorted(p for p in paths.prepared.rglob("*") if p.is_file())
     marker = {
         "competition_id": competition.id,
         "version": competition.version,
         "holdout": {"split_seed": seed, "rows": rows, "train": len(train), "hidden": len(hidden),
                     "source_sha256": source_sha256, "method": HOLDOUT_VERSION},
-        "checksums": {str(p.relative_to(paths.prepared)): _sha256(p) for p in files},
+        "checksums": digest_tree(paths.prepared),
     }  # fmt: skip
     (paths.prepared / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from podium.errors import UsageError
-from podium.gym.holdout import build_holdout, no_placement, unsupported
+from podium.gym.holdout import build_holdout, no_placement, require
 from podium.gym.options import EnvOptions, is_free
 from podium.paths import CompetitionPaths
 from podium.records import GradeReport
@@ -82,12 +82,7 @@ class HoldoutTask(Task):
 
     def __init__(self, options: EnvOptions) -> None:
         super().__init__(options)
-        why = unsupported(self.competition)
-        if why is not None:
-            raise UsageError(
-                f"{self.competition.id} has no holdout task: {why}. Fix: pass task='sealed' (allow_sealed=True on a "
-                "benchmark competition), or pick one docs/gym.md lists."
-            )
+        require(self.competition)
         if not CompetitionPaths(options.data_dir, self.competition.id).public.is_dir():
             raise UsageError(
                 f"{self.competition.id} is not prepared in {options.data_dir}. "
