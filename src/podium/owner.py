@@ -13,21 +13,25 @@ alive" is a lookup in ``/proc``, never a guess from a folder's age.
 
 This module names temporary folders (:func:`mkdtemp`) and sweeps those of dead owners
 (:func:`sweep_temp`); ``podium.sandbox._cgroup`` names cgroups the same way, and
-:class:`podium.store.RunStore` guards staging folders with a lock their owner holds as well.
+:class:`podium.store.RunStore` guards staging folders with a lock their owner holds as well. :func:`exclusive`
+is the one way a podium process waits its turn for work another may be doing (a build, a prepare).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["alive", "mkdtemp", "own_token", "start_time", "sweep_temp", "token_in", "token_of"]
+__all__ = ["alive", "exclusive", "mkdtemp", "own_token", "start_time", "sweep_temp", "token_in", "token_of"]
 
 _TOKEN = re.compile(r"(\d+)-(\d+)-([0-9a-f]{8})")
 #: A temporary folder of a run: ``podium-<kind>-<token>-<random>``.
@@ -109,3 +113,21 @@ def sweep_temp(folder: Path | None = None) -> list[Path]:
                     shutil.rmtree(entry)
                     removed.append(entry)
     return removed
+
+
+@contextlib.contextmanager
+def exclusive(lock: Path, waiting: str | None = None) -> Iterator[int]:
+    """Hold ``lock`` (an ``flock`` on the file, made if missing, never through a link) for the block, waiting while
+    another process holds it (``waiting`` is printed to stderr first); the kernel lets go when the holder ends,
+    however it ends. Yields the descriptor; an ``OSError`` when the lock file cannot be opened."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                print(waiting, file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)

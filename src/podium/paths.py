@@ -84,6 +84,11 @@ class CompetitionPaths:
     def marker(self) -> Path:
         return self.prepared / MARKER
 
+    @property
+    def prepare_lock(self) -> Path:
+        """The lock a prepare of this competition holds (one at a time; podium.owner.exclusive)."""
+        return self.root / ".prepare.lock"
+
     def staging(self, tag: str) -> Path:
         return self.root / f".prepared.tmp-{tag}"
 

@@ -321,7 +321,7 @@ def download(competition: Competition, paths: CompetitionPaths) -> Path:
     except (requests.RequestException, OSError, ValueError) as exc:  # ValueError: the size did not match
         raise _failed(competition, paths, exc) from exc
     if not paths.zip.is_file():
-        found = sorted(p.name for p in paths.root.iterdir() if p.is_file())
+        found = sorted(p.name for p in paths.root.iterdir() if p.is_file() and p != paths.prepare_lock)
         raise PrepareError(
             f"{competition.id}: Kaggle served no {paths.zip.name} (found in {paths.root}: {', '.join(found) or 'nothing'})"
         )

@@ -9,6 +9,7 @@ rerun continues from what is complete.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from podium import owner
 from podium.competition import Competition
 from podium.data.checksums import digest_tree
 from podium.data.declared import prepare_declared
@@ -196,18 +198,51 @@ def prepare_competition(
     """Prepare one competition; raises PrepareError / HarnessError on failure."""
     started = time.monotonic()
     paths = CompetitionPaths(data_dir, competition.id)
-    record = paths.record()
-    if record is not None and not force:
-        if competition.shares_data_with(record.get("version")):
-            return PrepareOutcome(
-                competition.id, "skipped", f"already prepared (data of version {competition.data_version})", 0.0
-            )
-        raise PrepareError(
-            f"{competition.id} is prepared with the data of version {record.get('version')}, but {competition.ref} "
-            f"needs the data of version {competition.data_version}. Fix: pass --force to prepare again "
-            f"(or grade and run {competition.id}@{record.get('version')})"
-        )
+    done = _already_prepared(competition, paths, force)
+    if done is not None:
+        return done
     paths.root.mkdir(parents=True, exist_ok=True)
+    lock = paths.prepare_lock
+    with contextlib.ExitStack() as held:
+        try:  # one prepare of a competition at a time: a second waits, then finds the first one's data
+            held.enter_context(owner.exclusive(lock, f"waiting for another prepare of {competition.id} in {data_dir}"))
+        except OSError as error:
+            raise PrepareError(
+                f"{competition.id}: cannot lock {lock}: {error.strerror}. Fix: remove what is at that path, or "
+                "pass a data dir of your own (--data-dir)"
+            ) from None
+        done = _already_prepared(competition, paths, force)
+        if done is not None:
+            return done
+        return _prepare_held(competition, paths, started, source, keep_raw, obfuscated, download)
+
+
+def _already_prepared(competition: Competition, paths: CompetitionPaths, force: bool) -> PrepareOutcome | None:
+    """The outcome when ``competition`` is prepared already (None: prepare it); data of another version is refused."""
+    record = paths.record()
+    if record is None or force:
+        return None
+    if competition.shares_data_with(record.get("version")):
+        return PrepareOutcome(
+            competition.id, "skipped", f"already prepared (data of version {competition.data_version})", 0.0
+        )
+    raise PrepareError(
+        f"{competition.id} is prepared with the data of version {record.get('version')}, but {competition.ref} "
+        f"needs the data of version {competition.data_version}. Fix: pass --force to prepare again "
+        f"(or grade and run {competition.id}@{record.get('version')})"
+    )
+
+
+def _prepare_held(
+    competition: Competition,
+    paths: CompetitionPaths,
+    started: float,
+    source: Path | None,
+    keep_raw: bool,
+    obfuscated: bool,
+    download: Downloader | None,
+) -> PrepareOutcome:
+    """Prepare ``competition`` into ``paths`` while holding its lock (so any staging folder here is a dead one's)."""
     for stale in paths.stale_staging():
         shutil.rmtree(stale, ignore_errors=True)
     raw = _raw_folder(competition, paths, source, download)

@@ -7,7 +7,6 @@ time (a lock file beside it): a second waits and takes the first one's build."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import platform
@@ -15,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -97,30 +96,6 @@ class _Progress:
             )
 
 
-@contextlib.contextmanager
-def _one_builder(base: Path, profile: Profile) -> Iterator[None]:
-    """Hold the lock of ``profile``'s folder: a second ``podium`` building the same environment at the same time
-    waits for the first and takes its build, instead of building it again and replacing the folder under the
-    first one's runs. The kernel lets go of the lock when its holder dies."""
-    path = base / f".lock-{profile.folder_name}"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as error:  # a link or a folder in its place, a read-only cache
-        raise PodiumError(
-            f"cannot build environment {profile.name} in {base}: its lock {path.name}: {error.strerror}. "
-            "Fix: remove what is at that path, or set PODIUM_ENV_DIR to a folder of your own"
-        ) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another build of environment {profile.name} in {base}", file=sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def build(profile: Profile, root: Path | None = None, *, force: bool = False) -> Environment:
     """Build ``profile`` into its folder (or return it, already built, unless ``force``); one builder at a time."""
     base = root or env_root()
@@ -128,7 +103,19 @@ def build(profile: Profile, root: Path | None = None, *, force: bool = False) ->
     if existing is not None and not force:
         return existing
     base.mkdir(parents=True, exist_ok=True)
-    with _one_builder(base, profile):
+    # one builder at a time: a second podium waits and takes the first one's build, instead of building it again
+    # and replacing the folder under the first one's runs
+    lock = base / f".lock-{profile.folder_name}"
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(
+                owner.exclusive(lock, f"waiting for another build of environment {profile.name} in {base}")
+            )
+        except OSError as error:  # a link or a folder in its place, a read-only cache
+            raise PodiumError(
+                f"cannot build environment {profile.name} in {base}: its lock {lock.name}: {error.strerror}. "
+                "Fix: remove what is at that path, or set PODIUM_ENV_DIR to a folder of your own"
+            ) from None
         existing = find(profile, base)  # built by the builder this one waited for
         if existing is not None and not force:
             return existing

@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from podium import owner
 from podium.errors import UsageError
 from podium.paths import write_atomic
 from podium.units import size_text, time_text
@@ -335,9 +336,7 @@ def join(group_dir: Path, settings: Mapping[str, Any], competition_id: str) -> N
     has none, and lists ``competition_id`` from now on. Settings other than the group's are refused with the
     differences named. Runs of several processes (``make_vec``) join one after another under a lock."""
     group_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(group_dir / JOIN_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with owner.exclusive(group_dir / JOIN_LOCK_FILE):
         document = read(group_dir)
         if document is None:
             now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -357,8 +356,6 @@ def join(group_dir: Path, settings: Mapping[str, Any], competition_id: str) -> N
         if not isinstance(asked, list) or competition_id not in asked:
             document["competitions"] = sorted({*(asked if isinstance(asked, list) else []), competition_id})
             write(group_dir, document)
-    finally:
-        os.close(fd)
 
 
 def landed(group_dir: Path, key: tuple[str, int]) -> None:
