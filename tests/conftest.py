@@ -91,6 +91,21 @@ def _shared(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def practice_data() -> Path:
+    """practice-titanic and practice-wine prepared in the data dir podium uses by default (``$PODIUM_DATA_DIR``, else
+    the user's cache), as `podium run` would prepare them there; data already prepared is kept. The gym's tests play
+    them from there, on a fresh machine too (they were skipped when nothing had prepared them yet)."""
+    from podium import registry
+    from podium.data.prepare import prepare_competition
+    from podium.paths import default_data_dir
+
+    root = default_data_dir()
+    for competition in ("practice-titanic", "practice-wine"):
+        prepare_competition(registry.get(competition), root)
+    return root
+
+
+@pytest.fixture(scope="session")
 def spaceship_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """spaceship-titanic prepared from its generated raw folder (the runs' tests share it)."""
     from podium import registry

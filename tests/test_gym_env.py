@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,14 +14,12 @@ import pytest
 
 import podium.gym  # noqa: F401  (registers the ids)
 from podium.errors import PodiumError, UsageError
+from podium.paths import default_data_dir
 
-DATA = Path(os.environ.get("PODIUM_DATA_DIR") or Path.home() / ".cache/podium/data")
+DATA = default_data_dir()
 PODIUM = [sys.executable, "-m", "podium"]
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
-needs_data = pytest.mark.skipif(
-    not (DATA / "practice-titanic/prepared").is_dir() or not (DATA / "practice-wine/prepared").is_dir(),
-    reason="needs the practice data prepared",
-)
+needs_data = pytest.mark.usefixtures("practice_data")  # prepared in DATA (tests/conftest.py)
 
 BUGGY = """import pandas as pd
 sample = pd.read_csv('/home/data/sample_submission.csv')

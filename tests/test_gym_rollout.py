@@ -39,7 +39,7 @@ def _podium(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=900)  # fmt: skip
 
 
-def test_a_model_plays_episodes_that_land_as_runs_and_export_as_trajectories(tmp_path):
+def test_a_model_plays_episodes_that_land_as_runs_and_export_as_trajectories(tmp_path, practice_data):
     runs = tmp_path / "runs"
     with ScriptedLLM(_session() + _session(), caps=True) as model:
         done = _podium("rollout", "--model", "policy", "--base-url", model.base_url, "--competitions", COMP,
@@ -81,7 +81,7 @@ def test_rollout_refuses_bad_input_in_one_line(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_gym_group_declares_what_it_was_asked_so_report_takes_it_without_flags(tmp_path):
+def test_a_gym_group_declares_what_it_was_asked_so_report_takes_it_without_flags(tmp_path, practice_data):
     """Episodes write group.json as podium run does: the settings of the first, each competition as its first episode
     starts; `podium report` takes those competitions as the denominator (it needed --pad-missing before), and an
     episode under other settings is refused in one line."""
@@ -90,7 +90,7 @@ def test_a_gym_group_declares_what_it_was_asked_so_report_takes_it_without_flags
     import podium.gym  # noqa: F401
     from podium.errors import UsageError
 
-    data = os.environ.get("PODIUM_DATA_DIR") or str(Path.home() / ".cache/podium/data")
+    data = str(practice_data)
     runs = tmp_path / "runs"
     for name in ("practice-titanic", "practice-wine"):
         env = gymnasium.make(f"podium/{name}-v1", runs_dir=str(runs), run_group="g", time_limit="5m", data_dir=data)
@@ -128,7 +128,7 @@ def test_episodes_of_many_processes_join_one_group_json(tmp_path):
     assert json.loads((tmp_path / "g" / "group.json").read_text())["competitions"] == sorted(names)
 
 
-def test_what_a_node_says_of_its_episode_does_not_set_its_reward(tmp_path):
+def test_what_a_node_says_of_its_episode_does_not_set_its_reward(tmp_path, practice_data):
     """A cluster node's record of an episode is hostile: the driver writes the episode's gym facts from its own
     options, the reward from its own grade, keeps only checked observations, and follows no link in the steps."""
     from podium.gym.options import check_options
@@ -136,7 +136,7 @@ def test_what_a_node_says_of_its_episode_does_not_set_its_reward(tmp_path):
     from podium.paths import RunPaths
     from podium.records import GradeReport, RunRecord
 
-    data = os.environ.get("PODIUM_DATA_DIR") or str(Path.home() / ".cache/podium/data")
+    data = str(practice_data)
     options = check_options("practice-wine", data_dir=data, model="policy", max_steps=10)
     grade = {"competition_id": "practice-wine", "competition_version": 1, "score": 0.25, "gold_threshold": None,
              "silver_threshold": None, "bronze_threshold": None, "median_threshold": None, "any_medal": False,
