@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _podium(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -56,3 +58,32 @@ def test_a_group_without_a_finished_run_is_named_as_such(tmp_path: Path) -> None
         _refused(result, "run group g1 has no finished run yet")
         assert "MLE-bench grading report" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_a_number_that_is_not_finite_is_refused_wherever_a_flag_takes_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rollout --temperature abc` sent NaN to the model server and exited 0 (issue 41 §4.7)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key-000000")  # not what is refused here
+    rollout = ["rollout", "--model", "m", "--base-url", "http://127.0.0.1:9", "--competitions", "practice-titanic",
+               "--runs-dir", str(tmp_path / "runs")]  # fmt: skip
+    for value in ("abc", "nan", "inf", "-inf", "1" + "0" * 400):
+        _refused(_podium(*rollout, f"--temperature={value}"), "argument --temperature", repr(value)[:40])
+    huge = "1" + "0" * 400
+    for flag, value in (("--time-limit", "1e308d"), ("--max-cost", huge), ("--cpus", huge), ("--time-limit", huge)):
+        _refused(_podium(*rollout, flag, value), f"argument {flag}")
+    cluster = [*rollout, "--cluster", "ray:127.0.0.1:1"]
+    _refused(_podium(*cluster, "--ray-resource", f"h100={huge}"), "--ray-resource")
+    run = ["run", "--agent", "dummy", "--competitions", "nope", "--runs-dir", str(tmp_path / "runs")]
+    _refused(_podium(*run, "--time-limit", "1e308d"), "argument --time-limit")
+    _refused(_podium("report", str(tmp_path), "--hours", "1,inf"), "argument --hours")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_cluster_rollout_of_a_holdout_task_is_refused_before_a_cluster_is_asked_for(tmp_path: Path) -> None:
+    """Nothing listens at the address: the holdout refusal must come first, not the missing cluster (§4.9)."""
+    result = _podium("rollout", "--model", "m", "--base-url", "http://127.0.0.1:9", "--competitions",
+                     "practice-titanic", "--task", "holdout", "--cluster", "ray:127.0.0.1:1", "--runs-dir",
+                     str(tmp_path / "runs"))  # fmt: skip
+    _refused(result, "--cluster plays sealed episodes for now", "--task sealed")
+    assert "127.0.0.1:1" not in result.stderr

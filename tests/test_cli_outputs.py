@@ -41,11 +41,24 @@ def test_a_folder_named_as_the_output_file_is_refused(tmp_path: Path) -> None:
     assert _files(folder) == []
 
 
+ROLLOUT = ["rollout", "--model", "m", "--base-url", "http://127.0.0.1:9", "--competitions", "practice-titanic"]
+
+
+def _episode(runs: Path) -> Path:
+    """A landed gym episode as `trajectories export` finds it (its record's gym section)."""
+    run = runs / "g" / "practice-titanic" / "0"
+    run.mkdir(parents=True)
+    record = '{"run_group": "g", "competition_id": "practice-titanic", "seed": 0, "status": "finished", "gym": {}}'
+    (run / "record.json").write_text(record)
+    return runs
+
+
 def test_a_file_named_as_the_runs_folder_is_refused(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.write_text("not a folder")
     args = ["run", "--agent", "dummy", "--competitions", "practice-diabetes", "--run-group", "g"]
     _refused(_run([*args, "--runs-dir", str(runs)]), "is a file, not a folder")
+    _refused(_run([*ROLLOUT, "--runs-dir", str(runs)]), "--runs-dir")  # FileExistsError, exit 70, before
     assert runs.read_text() == "not a folder" and _files(tmp_path) == [runs]
 
 
@@ -69,6 +82,9 @@ def test_a_read_only_output_folder_is_refused_before_any_work(tmp_path: Path) ->
         ["export", "mlebench", "g", "--out", str(locked / "export"), "--runs-dir", str(tmp_path)],
         ["example", "--output-dir", str(locked / "example")],
         ["bundle", "create", "g", "-o", str(locked / "b.tar.gz"), "--runs-dir", str(tmp_path)],
+        [*ROLLOUT, "--runs-dir", str(locked)],  # sqlite's "unable to open database file", exit 70, before
+        [*ROLLOUT, "--runs-dir", str(locked / "below")],  # OSError: Read-only file system
+        ["trajectories", "export", str(_episode(tmp_path / "runs")), "--out", str(locked / "t.jsonl")],
     ]
     for args in commands:
         _refused(_run(args, read_only=locked), "cannot write in")

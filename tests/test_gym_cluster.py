@@ -81,11 +81,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
             shutil.rmtree(ray_dir, ignore_errors=True)
 
 
-def _rollout(cluster, model: ScriptedLLM, runs: Path, data: Path, *args: str, **popen: Any) -> subprocess.Popen:
+def _rollout(
+    cluster, model: ScriptedLLM, runs: Path, data: Path, *args: str, key: bool = True, **popen: Any
+) -> subprocess.Popen:
+    """The driver, with a key for the model in its environment (``key=False``: none, which a server on the loopback
+    does not need)."""
     command = [sys.executable, "-m", "podium", "rollout", "--model", "policy", "--base-url", model.base_url,
                "--competitions", COMP, "--runs-dir", str(runs), "--run-group", "g", "--data-dir", str(data),
                "--time-limit", "2m", "--max-steps", "5", "--cpus", "1", "--cluster", f"ray:{cluster.address}", *args]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-scripted-not-a-key-000000", "PODIUM_PROGRESS_SECONDS": "0"}
+    if not key:
+        del env["OPENAI_API_KEY"]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
 
 
@@ -101,8 +107,9 @@ def test_episodes_land_graded_here_with_the_nodes_named(cluster, data_dir: Path,
     from podium.gym.rewards import reward_of
 
     runs = tmp_path / "runs"
-    with ScriptedLLM([_policy(0)] * 8) as model:
-        out, _ = (driver := _rollout(cluster, model, runs, data_dir, "--episodes", "2")).communicate(timeout=600)
+    with ScriptedLLM([_policy(0)] * 8) as model:  # on the loopback: no key needed, none sent to the nodes
+        driver = _rollout(cluster, model, runs, data_dir, "--episodes", "2", key=False)
+        out, _ = driver.communicate(timeout=600)
     assert driver.returncode == 0, out
     assert "2 episode(s) played" in out and "2 with a valid submission" in out, out
     records = _records(runs)
@@ -129,6 +136,9 @@ def test_episodes_land_graded_here_with_the_nodes_named(cluster, data_dir: Path,
     assert report.returncode == 0 and COMP in report.stdout, report.stderr
     exported = _podium("trajectories", "export", str(runs), "--out", str(tmp_path / "t.jsonl"))
     assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    offered = [{t["function"]["name"] for t in json.loads(row["tools_json"])} for row in rows]  # what the node gave
+    assert offered == [{"bash", "write_file", "submit"}] * 2 and len({row["id"] for row in rows}) == 2
     with ScriptedLLM([]) as model:  # the same command again: both landed, nothing is played twice
         again = _rollout(cluster, model, runs, data_dir, "--episodes", "2")
         out, _ = again.communicate(timeout=300)

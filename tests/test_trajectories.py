@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,13 +27,14 @@ def _episode(root: Path, seed: int, *, messages: list[dict] | None = None, task:
     grade = {"competition_id": "practice-titanic", "score": 0.8, "valid_submission": True, "submission_exists": True,
              "gold_medal": False, "silver_medal": True, "bronze_medal": False, "percentile": 0.9}  # fmt: skip
     gym = {"task": task, "model": "policy-7b", "reward": 0.8, "terminated": True, "truncated": False, "steps": 2,
-           "exposed": ["validation_calls:1"], "env_id": "podium/practice-titanic-v1", "tools": TOOLS,
+           "exposed": ["validation_calls:1"], "env_id": "podium/practice-titanic-v1",
            "sealed_test_touched": False}  # fmt: skip
     record = {"run_group": "gym-test", "competition_id": "practice-titanic", "competition_version": 1, "seed": seed,
               "agent": "gym", "status": "finished", "grade": grade, "gym": gym}  # fmt: skip
     (run / "record.json").write_text(json.dumps(record))
     steps = [
-        {"step": 0, "tool": "reset", "arguments": {}, "call_id": None, "observation": "Task: predict Survived."},
+        {"step": 0, "tool": "reset", "arguments": {}, "call_id": None, "observation": "Task: predict Survived.",
+         "tools": TOOLS},
         {"step": 1, "tool": "bash", "arguments": {"command": "python train.py"}, "call_id": "call_a",
          "observation": "exit 1\nTraceback: NameError", "exit_code": 1, "elapsed_s": 0.5, "step_s": 0.52,
          "cpu_s": 0.4, "max_rss_bytes": 1000, "reward": 0.0, "terminated": False, "truncated": False},
@@ -121,7 +123,9 @@ def test_export_writes_jsonl_and_parquet_that_pandas_reads_alike(tmp_path):
     from_json = pd.read_json(tmp_path / "t.jsonl", lines=True)
     from_parquet = pd.read_parquet(tmp_path / "t.parquet")
     assert list(from_parquet.columns) == list(TRAJECTORY_FIELDS) == list(from_json.columns)
-    assert list(from_parquet["id"]) == ["gym-test/practice-titanic/0", "gym-test/practice-titanic/1"]
+    ids = list(from_parquet["id"])
+    assert [i.rsplit("/", 1)[0] for i in ids] == ["gym-test/practice-titanic/0", "gym-test/practice-titanic/1"]
+    assert ids == list(from_json["id"]) and all(len(i.rsplit("/", 1)[1]) == 12 for i in ids)
     assert [len(m) for m in from_parquet["messages"]] == [5, 6]
     assert not list(tmp_path.glob(".t.*"))  # no partial file left
 
@@ -138,3 +142,35 @@ def test_export_refuses_what_holds_no_episode_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "podium", "trajectories", "export", str(tmp_path / "runs"), "--out",
                            str(tmp_path)], capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and "is a folder" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_export_into_a_folder_it_cannot_write_is_one_line(tmp_path):
+    _episode(tmp_path / "runs", 0)
+    with pytest.raises(UsageError, match="cannot write") as caught:
+        export([tmp_path / "runs"], tmp_path / "missing" / "t.jsonl")
+    assert "\n" not in str(caught.value) and caught.value.__suppress_context__  # no chained traceback
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+@pytest.mark.usefixtures("practice_data")
+def test_a_played_episode_exports_the_tools_it_offered_and_an_id_no_other_episode_has(tmp_path):
+    """tools_json was always null (read from the record, which never held the tools); ids repeated across runs
+    folders (GROUP/COMPETITION/SEED) while the same episode read twice kept one (issue 41 §4.6, §4.10)."""
+    import gymnasium
+
+    import podium.gym  # noqa: F401
+
+    offered = []
+    for runs in ("a", "b"):  # the same group, competition and seed in two runs folders
+        env = gymnasium.make("podium/practice-titanic-v1", runs_dir=str(tmp_path / runs), run_group="g",
+                             time_limit="5m")  # fmt: skip
+        _, info = env.reset(seed=0)
+        offered.append(info["tools"])
+        env.step({"tool": "submit"})
+        env.close()
+    shutil.copytree(tmp_path / "a", tmp_path / "copy")  # the same episode, read from elsewhere
+    rows = [trajectory(tmp_path / name / "g" / "practice-titanic" / "0") for name in ("a", "b", "copy")]
+    assert [json.loads(row["tools_json"]) for row in rows[:2]] == offered
+    assert {t["function"]["name"] for t in offered[0]} == {"bash", "write_file", "submit"}
+    assert rows[0]["id"] != rows[1]["id"] and rows[0]["id"] == rows[2]["id"]
+    assert all(row["id"].startswith("g/practice-titanic/0/") for row in rows)

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from podium.cli import values
+from podium.cli.outputs import output_dir, output_file
 from podium.errors import UsageError
+from podium.untrusted import printable
 
 __all__ = ["add_gym_parsers", "cmd_rollout", "cmd_trajectories_export"]
 
@@ -98,6 +100,7 @@ def _ids(text: str) -> list[str]:
 def cmd_rollout(args: argparse.Namespace) -> int:
     from podium import registry
     from podium.cli.running import _cluster
+    from podium.gym.options import check_options
     from podium.gym.rollout import RolloutSettings, rollout
     from podium.run.group import check_name
 
@@ -105,6 +108,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         registry.get(ref)  # an unknown id is refused before any episode starts, with suggestions
     if args.run_group is not None:
         check_name(args.run_group)
+    output_dir(args.runs_dir, "--runs-dir")
     settings = RolloutSettings(
         model=args.model, competitions=args.competitions, episodes=args.episodes, provider=args.provider,
         base_url=args.base_url, api_key_env=args.api_key_env, task=args.task, allow_sealed=args.allow_sealed,
@@ -113,6 +117,13 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         logprobs=args.logprobs, temperature=args.temperature, sandbox=args.sandbox, cpus=args.cpus,
         memory=args.memory, gpus=args.gpus, extra={"data_dir": args.data_dir} if args.data_dir else {},
     )  # fmt: skip
+    if args.cluster is not None:
+        from podium.gym.remote import cluster_options
+
+        cluster_options(settings)  # what a cluster cannot play is refused before a cluster is asked for
+    else:
+        for ref in settings.competitions:  # every competition's settings, before the first episode starts
+            check_options(ref, **settings.env_kwargs())
     cluster = _cluster(args)  # a wrong address is refused before anything is played
     try:
         if cluster is not None:
@@ -126,6 +137,11 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 return 0
             results = [result_of(record) for record in batch.records]
         else:
+            from podium.gym.rollout import pending
+
+            if not pending(settings):  # as with --cluster: the same command resumes, and then has nothing to play
+                print("nothing left to play: the run group holds every episode asked for", file=sys.stderr)
+                return 0
             results = rollout(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
         print("interrupted: the episode in progress was discarded; landed episodes stay", file=sys.stderr)
@@ -142,12 +158,11 @@ def cmd_rollout(args: argparse.Namespace) -> int:
 def cmd_trajectories_export(args: argparse.Namespace) -> int:
     from podium.gym.trajectories import export
 
-    out = Path(args.out)
+    out = output_file(args.out, "--out")
     fmt = args.format or ("parquet" if out.suffix.lower() == ".parquet" else "jsonl")
-    if out.is_dir():
-        raise UsageError(f"--out {args.out}: is a folder; name the file to write, e.g. {out / 'episodes.jsonl'}")
     if not out.parent.is_dir():
-        raise UsageError(f"--out {args.out}: its folder {out.parent} does not exist; create it first")
+        raise UsageError(f"--out {printable(args.out)}: its folder {printable(str(out.parent))} does not exist; "
+                         "create it first")  # fmt: skip
     count = export([Path(p) for p in args.runs], out, fmt)
     print(f"wrote {count} episode(s) to {args.out} ({fmt})", file=sys.stderr)
     return 0

@@ -1,55 +1,9 @@
 """One up-front check of where a command will write, so an ordinary mistake (a folder where a file is meant, a
-file where a folder is meant, a folder podium may not write in) is a one-line refusal before any work starts."""
+file where a folder is meant, a folder podium may not write in) is a one-line refusal before any work starts
+(:mod:`podium.outputs`, which the gym's ``runs_dir=`` is checked with too)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
-from podium.errors import UsageError
-from podium.untrusted import printable
+from podium.outputs import output_dir, output_file
 
 __all__ = ["output_dir", "output_file"]
-
-
-def output_file(value: str | os.PathLike[str], flag: str) -> Path:
-    """``value`` as a file podium can write (new or replaced); raises UsageError naming ``flag`` otherwise."""
-    path = Path(value)
-    shown = printable(str(value))
-    if path.is_dir():
-        raise UsageError(f"{flag} {shown} is a folder: name a file (a new one, or one to replace) inside it")
-    existing = path.parent  # a missing folder is made when the file is written, as it always was
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{flag} {shown}: {printable(str(existing))} is a file, not a folder; name a file in a folder")
-    _probe(existing, flag, shown)
-    return path
-
-
-def output_dir(value: str | os.PathLike[str], flag: str) -> Path:
-    """``value`` as a folder podium can write in (made if missing); raises UsageError naming ``flag`` otherwise."""
-    path = Path(value)
-    shown = printable(str(value))
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {shown} is a file, not a folder: name a folder (new or existing)")
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{flag} {shown}: {printable(str(existing))} is a file, not a folder")
-    _probe(existing, flag, shown)
-    return path
-
-
-def _probe(folder: Path, flag: str, shown: str) -> None:
-    """Write and remove one empty file in ``folder``: the only test that holds for root, ACLs and read-only mounts."""
-    try:
-        with tempfile.TemporaryFile(dir=folder, prefix=".podium-probe-"):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(
-            f"{flag} {shown}: cannot write in {printable(str(folder))} ({reason}); pick a folder you can write in"
-        ) from None

@@ -16,8 +16,8 @@ SPLIT_NAMES = ", ".join(SPLITS)
 __all__ = ["SPLIT_NAMES", "count", "cpus", "hours", "money", "number", "size", "time_limit"]
 
 
-def number(text: str) -> float:
-    """A finite number, or NaN for anything else (words, inf, nan)."""
+def _finite(text: str) -> float:
+    """A finite number, or NaN for anything else (words, inf, nan, a number too large for a float)."""
     try:
         value = float(text)
     except ValueError:
@@ -25,13 +25,21 @@ def number(text: str) -> float:
     return value if math.isfinite(value) else math.nan
 
 
+def number(text: str) -> float:
+    """A finite number (``--temperature 0.7``); words, ``nan``, ``inf`` and numbers past a float's range are refused."""
+    value = _finite(text)
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"cannot read the number {text!r}; write a finite number, like 0.7")
+    return value
+
+
 def time_limit(text: str) -> float:
     """A wall-clock limit: a positive number with a unit s, m, h or d (seconds without one)."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     value = text.strip().lower()
     unit = value[-1:] if value[-1:] in units else "s"
-    amount = number(value[:-1] if value[-1:] in units else value)
-    if math.isnan(amount):
+    amount = _finite(value[:-1] if value[-1:] in units else value)
+    if math.isnan(amount) or not math.isfinite(amount * units[unit]):
         raise argparse.ArgumentTypeError(f"cannot read the time limit {text!r}; write it like 24h, 90m, 30s or 2d")
     if amount <= 0:
         raise argparse.ArgumentTypeError(f"the time limit must be positive, got {text}")
@@ -56,14 +64,14 @@ def size(what: str) -> Callable[[str], int]:
 
 
 def money(text: str) -> float:
-    value = number(text.strip().lstrip("$"))
+    value = _finite(text.strip().lstrip("$"))
     if math.isnan(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"the cost budget must be a positive amount of USD, got {text!r}")
     return value
 
 
 def cpus(text: str) -> float:
-    value = number(text)
+    value = _finite(text)
     if math.isnan(value):
         raise argparse.ArgumentTypeError(f"cannot read the CPU count {text!r}; write a number of cores, like 2 or 0.5")
     if value <= 0:

@@ -51,7 +51,7 @@ def _host_port(text: str) -> bool:
 def parse_resource(value: str) -> tuple[str, float]:
     """``--ray-resource NAME[=N]``: a custom resource each run asks for (N defaults to 1)."""
     match = _RESOURCE.fullmatch(value.strip())
-    if match is None or (match.group(2) is not None and float(match.group(2)) <= 0):
+    if match is None or (match.group(2) is not None and not 0 < float(match.group(2)) < float("inf")):
         raise UsageError(
             f"--ray-resource {value!r} is not NAME or NAME=N (N > 0). Fix: e.g. --ray-resource h100=1, naming a "
             "resource the nodes declare (ray start --resources '{\"h100\": 8}')"

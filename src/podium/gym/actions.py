@@ -5,20 +5,33 @@ An action is ``{"tool": "bash", "command": "...", "timeout": 600}`` (the tool's 
 OpenAI tool call ``{"type": "function", "id": ..., "function": {"name": ..., "arguments": "<json>"}}``. One that
 names no known tool or carries malformed arguments is not an exception: :func:`parse_action` returns why, and the
 episode goes on with that as the observation.
+
+The arguments are the policy's own text, and anything JSON can say may be in them: a string holding a lone surrogate
+(what ``json.loads`` makes of the valid escape ``"\\ud800"``, which no file, command line or UTF-8 text can hold) or
+a NUL (which no command line or path can hold) is refused; a number is a finite ``float`` once read (``NaN`` and
+numbers at or below 0 refused, one too large for a float, or ``Infinity``, taken as :data:`MAX_SECONDS`, itself
+above any time left).
 """
 
 from __future__ import annotations
 
 import copy
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from podium.untrusted import UntrustedJSONError, loads, printable
 
-__all__ = ["MAX_ARGUMENT_CHARS", "TOOLS", "ToolCall", "parse_action", "tool_schemas"]
+__all__ = ["MAX_ARGUMENT_CHARS", "MAX_SECONDS", "TOOLS", "ToolCall", "parse_action", "tool_schemas"]
 
 #: The longest a command or a file's content may be, in characters.
 MAX_ARGUMENT_CHARS = 8 << 20
+#: A timeout above this (10**400, ``Infinity``) is taken as this many seconds; the time left caps it in any case.
+MAX_SECONDS = 1e9
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The string arguments that become a command line or a path, where a NUL cannot go.
+_NO_NUL = ("command", "path")
 
 TOOLS: dict[str, dict[str, Any]] = {
     "bash": {
@@ -85,34 +98,84 @@ def parse_action(action: Any) -> ToolCall | str:
             except UntrustedJSONError as exc:
                 return f"the arguments of {printable(name, 80)!r} cannot be read: {exc}"
         if not isinstance(raw, dict):
-            return f"the arguments of {name!r} must be a JSON object"
+            return f"the arguments of {printable(name, 80)!r} must be a JSON object"
         arguments = raw
     elif isinstance(action.get("tool"), str):
         name = action["tool"]
         arguments = {k: v for k, v in action.items() if k != "tool"}
     else:
         return 'an action names its tool: {"tool": "bash", "command": ...} or an OpenAI tool call'
-    problem = _check(name, arguments)
-    return problem if problem is not None else ToolCall(name, arguments, call_id)
+    checked = _check(name, arguments)
+    return checked if isinstance(checked, str) else ToolCall(checked.tool, checked.arguments, call_id)
 
 
-def _check(name: str, arguments: dict[str, Any]) -> str | None:
+def _check(name: str, arguments: dict[Any, Any]) -> ToolCall | str:
+    """The call of ``name`` with ``arguments`` checked against its schema (numbers read as seconds), or what is
+    wrong with it."""
     if name not in TOOLS:
         return f"unknown tool {name[:100]!r}; the tools are {', '.join(TOOLS)}"
     spec = TOOLS[name]["parameters"]
     known = spec["properties"]
     unknown = [k for k in arguments if k not in known]
     if unknown:
-        return f"{name} takes no argument(s) {', '.join(repr(k[:50]) for k in unknown)}; it takes {', '.join(known)}"
+        shown = ", ".join(repr(k[:50]) if isinstance(k, str) else _shown(k) for k in unknown[:10])
+        return f"{name} takes no argument(s) {shown}; it takes {', '.join(known)}"
     missing = [k for k in spec.get("required", ()) if k not in arguments]
     if missing:
         return f"{name} needs {', '.join(missing)}"
+    checked: dict[str, Any] = {}
     for key, value in arguments.items():
         kind = known[key]["type"]
-        if kind == "string" and not isinstance(value, str):
-            return f"{name}: {key} must be a string, got {type(value).__name__}"
-        if kind == "string" and len(value) > MAX_ARGUMENT_CHARS:
-            return f"{name}: {key} is {len(value)} characters, over the {MAX_ARGUMENT_CHARS} allowed"
-        if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
-            return f"{name}: {key} must be a positive number of seconds, got {value!r}"
+        if kind == "string":
+            problem = _string_problem(key, value)
+            if problem is not None:
+                return f"{name}: {problem}"
+            checked[key] = value
+        elif kind == "number":
+            seconds = _seconds(value)
+            if seconds is None:
+                return f"{name}: {key} must be a positive number of seconds, got {_shown(value)}"
+            checked[key] = seconds
+    return ToolCall(name, checked)
+
+
+def _string_problem(key: str, value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"{key} must be a string, got {type(value).__name__}"
+    if len(value) > MAX_ARGUMENT_CHARS:
+        return f"{key} is {len(value)} characters, over the {MAX_ARGUMENT_CHARS} allowed"
+    found = _SURROGATE.search(value)
+    if found is not None:
+        return (
+            f"{key} holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not "
+            "text: no command, path or file can hold it. Fix: send the character itself, or write bytes with "
+            "printf '\\xNN'"
+        )
+    if key in _NO_NUL and "\0" in value:
+        return (
+            f"{key} holds a NUL character (at character {value.index(chr(0))}), which no command line or path can "
+            "hold. Fix: write such bytes with printf '\\0'"
+        )
     return None
+
+
+def _seconds(value: Any) -> float | None:
+    """A positive number as seconds (at most :data:`MAX_SECONDS`), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int beyond any float: 10**400
+        seconds = math.inf
+    if not seconds > 0:  # NaN too
+        return None
+    return min(seconds, MAX_SECONDS)
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message: its repr, cut (an int of over 4,300 digits has none: its size is said instead)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4000:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, int | float | str | bool) or value is None:
+        return printable(repr(value), 80)
+    return f"a {type(value).__name__}"

@@ -4,7 +4,8 @@
 one tool call in it (``bash`` in the persistent shell, ``write_file``, ``submit``); the episode ends at
 ``submit`` (terminated) or when ``max_steps`` or the wall ``time_limit`` runs out (truncated), and what is in
 place then is graded and landed as a run. A ``reset`` or ``close`` during an episode ends it as truncated the
-same way, so every episode started is a run in the store.
+same way, so every episode started is a run in the store; only Ctrl-C (a ``KeyboardInterrupt`` in ``reset`` or
+``step``, or :meth:`PodiumEnv.discard` after one elsewhere) discards it, landing nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import gymnasium
 from podium.errors import PodiumError, UsageError
 from podium.gym.actions import ToolCall, parse_action, tool_schemas
 from podium.gym.episode import Episode
-from podium.gym.observations import AnyText, listing, reset_text, step_text
+from podium.gym.observations import AnyText, listing, reset_text, step_text, submitted
 from podium.gym.options import EnvOptions, check_options
 from podium.gym.rewards import reward_of
 from podium.gym.shell import ShellGone
@@ -29,12 +30,16 @@ from podium.gym.tasks import Task, task_of
 from podium.run.config import RunConfig
 from podium.run.group import check_name, join, settings_of
 from podium.store import RunStore
+from podium.untrusted import printable
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PodiumEnv", "run_config"]
 
 #: A bash step's timeout when the action gives none (always capped by the episode's time left).
 DEFAULT_TIMEOUT_S = 600.0
 _SEED_RANGE = 1 << 31
+#: The most JSON one byte of output takes in the shell server's answer (a control byte as ``\u0001``, an
+#: undecodable one as ``\ufffd``): its head and tail of ``max_bytes`` each fit, whatever the command printed.
+_JSON_BYTES_PER_BYTE = 6
 
 
 class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
@@ -57,10 +62,10 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         self.task: Task = task_of(self.options)
         self._llm = None
         if self.options.llm is not None:  # checked now (its key too), not at the first reset
-            from podium.gym.policy_llm import policy_llm_config
+            from podium.gym.policy_llm import policy_key, policy_llm_config
 
             self._llm = policy_llm_config(self.options.llm)
-            self._llm.api_key()
+            policy_key(self._llm)
         self.observation_space = AnyText()
         self.action_space = ToolCallSpace()
         self.store = RunStore(self.options.runs_dir)
@@ -72,6 +77,13 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
     # -- the episode ------------------------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        try:
+            return self._reset(seed, options)
+        except KeyboardInterrupt:  # Ctrl-C: the episode started is not a result
+            self.discard()
+            raise
+
+    def _reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._end_unfinished()
         options = dict(options or {})
@@ -94,9 +106,11 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             listing(episode.setup.paths.public),
             self.task.note(split_seed),
         )
-        episode.log_step(_entry(0, "reset", {"seed": episode_seed, "options": options}, None, observation))
+        tools = tool_schemas()  # what the policy is offered, kept with the reset (the export's tools_json)
+        reset = _entry(0, "reset", {"seed": episode_seed, "options": options}, None, observation)
+        episode.log_step({**reset, "tools": tools})
         info = {
-            "tools": tool_schemas(),
+            "tools": tools,
             "run_dir": str(episode.final.root),
             "staging_dir": str(episode.staging.root),
             "competition": self.options.competition.ref,
@@ -114,6 +128,20 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             raise UsageError(
                 f"step() on {self.env_id} after its episode ended (or before any reset). Fix: call reset() first."
             )
+        try:
+            return self._step(episode, action)
+        except KeyboardInterrupt:  # Ctrl-C: the episode is not a result
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Discard the episode in progress (after Ctrl-C): its command killed, its sandbox ended, nothing landed and
+        no staging folder left; the next ``reset`` starts another. Nothing happens when no episode is going."""
+        if self._episode is not None and not self._ended:
+            self._ended = True
+            self._episode.discard()
+
+    def _step(self, episode: Episode, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         started = time.monotonic()
         call = parse_action(action)
         answer: dict[str, Any] = {}
@@ -122,17 +150,19 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         if isinstance(call, str):
             observation, error = f"error: {call}", call
         elif call.tool == "submit":
-            observation, terminated = "submitted: /home/submission/submission.csv is graded", True
+            observation, terminated = "submitted", True  # what the grade found is said once it is known
         else:
             try:
                 observation, answer = self._tool(episode, call)
+            except _Refused as refused:
+                observation, error = f"error: {refused}", str(refused)
             except ShellGone as gone:  # the sandbox ended: its time limit, or the policy killed its shell
                 observation, error, truncated = f"the episode's sandbox ended: {gone}", str(gone), True
         self._steps += 1
         if not terminated and (self._steps >= self.options.max_steps or episode.time_left() <= 0):
             truncated = True
         tool = call.tool if isinstance(call, ToolCall) else "invalid"
-        arguments = call.arguments if isinstance(call, ToolCall) else {"action": repr(action)[:1000]}
+        arguments = call.arguments if isinstance(call, ToolCall) else {"action": _described(action)}
         entry = _entry(self._steps, tool, arguments, getattr(call, "call_id", None), observation)
         entry.update(
             exit_code=answer.get("exit_code"),
@@ -143,11 +173,12 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
             truncated=truncated,
             error=error,
         )
-        info: dict[str, Any] = {"step": self._steps, "error": error}
+        info: dict[str, Any] = {"step": self._steps, "error": error, "exit_code": entry["exit_code"]}
         reward = 0.0
         if terminated or truncated:
             entry["step_s"] = round(time.monotonic() - started, 6)
             reward, final = self._finish(terminated, truncated, entry)
+            observation = entry["observation"]
             info.update(final)
         else:
             entry["step_s"] = round(time.monotonic() - started, 6)
@@ -168,13 +199,17 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         if call.tool == "bash":
             timeout = min(float(call.arguments.get("timeout", DEFAULT_TIMEOUT_S)), left)
             request = {"op": "bash", "command": call.arguments["command"], "timeout": timeout, "max_bytes": 2 * limit}
-            answer = _checked_bash(episode.request(request, timeout + 30.0, 8 * limit))
+            answer = episode.request(request, timeout + 30.0, 2 * 2 * limit * _JSON_BYTES_PER_BYTE)
+            if "head" not in answer and isinstance(answer.get("error"), str):  # a command no system call takes
+                raise _Refused(f"bash: {printable(answer['error'], 1000)}")
+            answer = _checked_bash(answer)
             return step_text(answer, limit), answer
         request = {"op": "write", "path": call.arguments["path"], "content": call.arguments["content"]}
         answer = episode.request(request, min(60.0, left + 5.0), 1 << 16)
         if answer.get("ok") is True:
-            return f"wrote {_int(answer.get('bytes'))} bytes to {str(answer.get('path'))[:500]}", {}
-        return f"error: could not write {call.arguments['path'][:500]!r}: {str(answer.get('error'))[:1000]}", {}
+            return f"wrote {_int(answer.get('bytes'))} bytes to {printable(str(answer.get('path')), 500)}", {}
+        path, why = call.arguments["path"][:500], printable(str(answer.get("error")), 1000)
+        return f"error: could not write {path!r}: {why}", {}
 
     def _finish(self, terminated: bool, truncated: bool, last: dict[str, Any] | None) -> tuple[float, dict[str, Any]]:
         """Grade and land the episode; (the reward, the final info)."""
@@ -182,7 +217,9 @@ class PodiumEnv(gymnasium.Env[str, dict[str, Any]]):
         assert episode is not None
         self._ended = True
         gym = self._gym_facts(episode, terminated, truncated)
-        record = episode.finish(gym, self._reward, last)
+        invalid = self.options.invalid_reward
+        told = (lambda grade, reward: submitted(grade, invalid if reward is None else reward)) if terminated else None
+        record = episode.finish(gym, self._reward, last, told)
         assert episode.landed is not None
         reward = float(gym["reward"]) if gym["reward"] is not None else self.options.invalid_reward
         grade = record.grade.to_dict() if record.grade is not None else None
@@ -267,6 +304,19 @@ def _checked_bash(answer: dict[str, Any]) -> dict[str, Any]:
         "cpu_s": _float(answer.get("cpu_s")),
         "max_rss_bytes": _int(answer.get("max_rss_bytes")) if answer.get("max_rss_bytes") is not None else None,
     }
+
+
+class _Refused(Exception):
+    """The shell server could not carry out a call (a command over what a command line holds): an observation."""
+
+
+def _described(action: Any) -> str:
+    """A refused action as the steps keep it: its repr, cut (an int of over 4,300 digits, or an object whose repr
+    raises, has none: its type is said instead)."""
+    try:
+        return repr(action)[:1000]
+    except Exception:
+        return f"<a {type(action).__name__} podium cannot show>"
 
 
 def _int(value: Any) -> int:

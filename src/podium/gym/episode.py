@@ -7,12 +7,20 @@ scorer), :func:`~podium.run.sandboxed.run_in_sandbox` (the sandbox, which enforc
 :func:`~podium.run.execute.fill_record` and :func:`~podium.run.execute.grade_run`. Only the command differs: the
 shell server (``/home/podium_shell.py``), which connects back to a socket of this process and runs the policy's
 commands one at a time.
+
+An episode started always ends one of two ways: landed (graded; or as a harness error, which never replaces a
+finished run of the same seed: that run stays and the failed one is removed), or discarded at Ctrl-C
+(``KeyboardInterrupt``; :meth:`Episode.discard`), which lands nothing and leaves no staging folder. The lines of
+``gym_steps.jsonl`` hold the policy's text, so they are written by :func:`json_line`, which any reader takes back.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -33,14 +41,16 @@ from podium.run.sandboxed import SandboxSetup, run_in_sandbox, run_services, san
 from podium.sandbox import ExecResult, Mount
 from podium.services import sandbox_file
 from podium.store import RunStore
+from podium.untrusted import RECORD_MAX_BYTES, UntrustedJSONError, read_json
 
-__all__ = ["STEPS_FILE", "Episode"]
+__all__ = ["STEPS_FILE", "Episode", "json_line"]
 
 STEPS_FILE = "gym_steps.jsonl"
 #: How long the sandbox may take to start and its shell server to connect.
 _START_TIMEOUT_S = 120.0
 #: How long the sandbox may take to end once its shell server was told to exit.
 _END_TIMEOUT_S = 60.0
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class Episode:
@@ -127,14 +137,19 @@ class Episode:
     def log_step(self, entry: dict[str, Any]) -> None:
         """One line of ``gym_steps.jsonl`` in the run's folder."""
         with open(self.staging.root / STEPS_FILE, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            handle.write(json_line(entry) + "\n")
 
     def finish(
-        self, gym: dict[str, Any], reward: Callable[[GradeReport | None], float], last: dict[str, Any] | None
+        self,
+        gym: dict[str, Any],
+        reward: Callable[[GradeReport | None], float],
+        last: dict[str, Any] | None,
+        told: Callable[[GradeReport | None, float | None], str] | None = None,
     ) -> RunRecord:
         """End the sandbox (its shell server told to exit), grade what is in place, and land the run with ``gym``
         as its record's ``gym`` (its ``reward`` set from the grade) and ``last`` as the last line of its steps
-        (its ``reward`` set too); returns the landed record. A harness failure is landed as such and raised."""
+        (its ``reward`` set too, and its ``observation`` to ``told(grade, reward)`` where given); returns the
+        landed record. A harness failure is landed as such and raised."""
         self._stop_sandbox()
         try:
             self._stack.close()
@@ -159,15 +174,30 @@ class Episode:
                 grade_run(self.config, self.competition, self.record, self.staging, self.final)
                 if self.adjust_grade is not None and self.record.grade is not None:
                     self.adjust_grade(self.record.grade)
+            gym["reward"] = reward(self.record.grade) if self.grade else None
+            self.record.gym = gym
+            if last is not None:
+                if told is not None:
+                    last["observation"] = told(self.record.grade if self.grade else None, gym["reward"])
+                self.log_step({**last, "reward": gym["reward"]})
+            self.landed = self.store.land(self.staging.root, self.record)
         except BaseException as error:
             self._abort(error, gym, last)
             raise
-        gym["reward"] = reward(self.record.grade) if self.grade else None
-        self.record.gym = gym
-        if last is not None:
-            self.log_step({**last, "reward": gym["reward"]})
-        self.landed = self.store.land(self.staging.root, self.record)
         return self.record
+
+    def discard(self) -> None:
+        """End the episode without landing it (Ctrl-C): the shell's connection is closed, so its server kills the
+        command in progress and ends, and with it the sandbox; then the services stop and the staging folder goes."""
+        try:
+            if self.channel is not None:
+                self.channel.close()
+            if self._thread is not None:
+                self._thread.join(_END_TIMEOUT_S)
+        finally:
+            with contextlib.suppress(Exception):
+                self._stack.close()
+            shutil.rmtree(self.staging.root, ignore_errors=True)
 
     def _stop_sandbox(self) -> None:
         if self.channel is not None and self.alive:
@@ -182,7 +212,14 @@ class Episode:
     def _abort(
         self, error: BaseException, gym: dict[str, Any] | None = None, last: dict[str, Any] | None = None
     ) -> None:
-        """Land the run as a harness error (what the sandbox left stays for the diagnosis)."""
+        """Land the run as a harness error (what the sandbox left stays for the diagnosis), unless a finished run of
+        the same seed is in place: that one stays, and this one's folder is removed. Ctrl-C lands nothing."""
+        if isinstance(error, KeyboardInterrupt):
+            self.discard()
+            return
+        if self._holds_finished():
+            self.discard()
+            return
         with contextlib.suppress(BaseException):
             self._stop_sandbox()
         with contextlib.suppress(BaseException):
@@ -194,3 +231,34 @@ class Episode:
                 self.log_step({**last, "error": f"harness error: {error}"})
         with contextlib.suppress(Exception):
             self.landed = self.store.land(self.staging.root, record)
+
+    def _holds_finished(self) -> bool:
+        """Whether a run of this seed that is not a harness error has landed already (its record is podium's)."""
+        try:
+            landed = read_json(self.final.root / "record.json", max_bytes=RECORD_MAX_BYTES)
+        except UntrustedJSONError:
+            return False
+        return isinstance(landed, dict) and landed.get("status") not in (None, "harness_error")
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one line of JSON that every reader takes back: a lone surrogate (the policy's ``"\\ud800"``,
+    which UTF-8 cannot encode) written as the text ``\\ud800``, a number that is not finite as its text (``inf``),
+    an integer too long to print as its size, and anything JSON has no form for as its type's name."""
+    return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", value) if _SURROGATES.search(value) else value
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, int):
+        return value if value.bit_length() <= 4000 else f"an integer of {value.bit_length()} bits"
+    if isinstance(value, dict):
+        return {_plain(k if isinstance(k, str) else str(_plain(k))): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return f"<{type(value).__name__}>"

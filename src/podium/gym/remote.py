@@ -42,7 +42,7 @@ from podium.run.interrupt import Stop
 from podium.run.schedule import Batch
 from podium.untrusted import loads_object, read_bounded
 
-__all__ = ["GymLanding", "NodeEnv", "play_batch", "play_on_node", "result_of", "rollout_on_cluster"]
+__all__ = ["GymLanding", "NodeEnv", "cluster_options", "play_batch", "play_on_node", "result_of", "rollout_on_cluster"]
 
 #: The largest steps file whose last line the driver rewrites with the reward (bigger: left as the node wrote it).
 _STEPS_MAX_BYTES = 64 << 20
@@ -73,25 +73,34 @@ def rollout_on_cluster(settings: RolloutSettings, cluster: ClusterSpec | str) ->
     return [result_of(record) for record in batch.records]
 
 
-def play_batch(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
-    """:func:`rollout_on_cluster`'s batch, as :func:`podium.cluster.run_cluster_batch` returns it."""
+def cluster_options(settings: RolloutSettings) -> dict[str, EnvOptions]:
+    """Each competition's checked options for a cluster rollout, refused in one line before any cluster is asked
+    for: what a cluster cannot play yet (a holdout task) too."""
     if settings.episodes < 1:
         raise UsageError(f"--episodes {settings.episodes}: play at least 1 episode per competition")
     if settings.first_seed != 0:
         raise UsageError("a cluster rollout plays seeds 0 to K-1 (as podium run does); first_seed must be 0")
     kwargs = settings.env_kwargs()
     options = {ref: check_options(ref, **kwargs) for ref in settings.competitions}
-    first = next(iter(options.values()))
     if any(o.task == "holdout" for o in options.values()):
         raise UsageError("--cluster plays sealed episodes for now (a holdout task's split is made per episode "
                          "seed on the driver). Fix: pass --task sealed on practice or dev competitions")  # fmt: skip
+    return options
+
+
+def play_batch(settings: RolloutSettings, cluster: ClusterSpec) -> Batch:
+    """:func:`rollout_on_cluster`'s batch, as :func:`podium.cluster.run_cluster_batch` returns it."""
+    options = cluster_options(settings)
+    first = next(iter(options.values()))
     config = run_config(first, first.data_dir, seeds=settings.episodes)
     keys: dict[str, str] = {}
     if first.llm is not None:
-        from podium.gym.policy_llm import policy_llm_config
+        from podium.gym.policy_llm import policy_key, policy_llm_config
 
         llm = policy_llm_config(first.llm)
-        keys[llm.provider.api_key_env] = llm.api_key()
+        key = policy_key(llm)
+        if key:  # a loopback server's empty key stays unset on the node too
+            keys[llm.provider.api_key_env] = key
     landing = GymLanding({o.competition.id: o for o in options.values()})
     work = NodeWork(play_on_node, (asdict(settings),), keys, landing)
     return run_cluster_batch(config, [o.competition for o in options.values()], cluster, work=work)

@@ -11,7 +11,14 @@ a row the loop submits what is in place.
 
 The conversation as the model had it is written, one message a line, to the episode's ``gym_messages.jsonl``
 (assistant turns with their ``tool_calls`` and, with ``logprobs``, the server's token log-probabilities), which
-``podium trajectories export`` turns into training rows.
+``podium trajectories export`` turns into training rows. It is the model server's text, so each line is written by
+:func:`podium.gym.episode.json_line` (a lone surrogate as the text ``\\ud800``).
+
+A batch resumes: the seeds its run group holds already (an episode landed, whatever its reward; not one landed as a
+harness error) are not played again, as ``--cluster`` decides (:func:`pending`), and the group is held for the batch
+(a second batch on it is refused). Ctrl-C discards the episode in progress (:meth:`podium.gym.env.PodiumEnv.discard`:
+nothing landed, no staging folder left), so the same command again plays it from its reset. An episode that fails
+for the harness's sake is said in one line and the batch goes on.
 """
 
 from __future__ import annotations
@@ -20,17 +27,19 @@ import http.client
 import json
 import os
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from podium.errors import HarnessError, UsageError
+from podium.errors import HarnessError, PodiumError, UsageError
+from podium.gym.episode import json_line
 from podium.gym.trajectories import MESSAGES_FILE
 from podium.untrusted import loads_object, printable
 
-__all__ = ["IDLE_REPLIES", "SYSTEM_PROMPT", "EpisodeResult", "RolloutSettings", "play_episode", "rollout"]
+__all__ = ["IDLE_REPLIES", "SYSTEM_PROMPT", "EpisodeResult", "RolloutSettings", "pending", "play_episode", "rollout"]
 
 #: Replies without a tool call in a row after which the loop submits what is in place.
 IDLE_REPLIES = 3
@@ -161,7 +170,7 @@ class _MessageLog:
 
     def add(self, message: Mapping[str, Any]) -> None:
         if self.fd is not None:
-            os.write(self.fd, (json.dumps(message, ensure_ascii=False) + "\n").encode())
+            os.write(self.fd, (json_line(message) + "\n").encode())
 
     def close(self) -> None:
         if self.fd is not None:
@@ -265,36 +274,90 @@ def env_id(ref: str) -> str:
     return f"podium/{competition.id}-v{competition.version}"
 
 
+def pending(settings: RolloutSettings) -> list[tuple[str, int]]:
+    """The (competition, seed) pairs of ``settings`` that its run group does not hold yet, in play order: a seed
+    whose episode landed is held, whatever its reward; one landed as a harness error is not (played again)."""
+    from podium import registry
+    from podium.run.group import check_name
+    from podium.store import RunStore
+
+    settings = _in_group(settings)
+    assert settings.run_group is not None
+    check_name(settings.run_group)
+    runs = Path(settings.runs_dir)
+    held: set[tuple[str, int]] = set()
+    if (runs / settings.run_group).is_dir():
+        store = RunStore(runs)
+        store.reconcile(settings.run_group)  # a run landed by a rollout killed before its index row counts too
+        rows = store.rows(settings.run_group)
+        held = {(r["competition_id"], int(r["seed"])) for r in rows if r["status"] != "harness_error"}
+    seeds = range(settings.first_seed, settings.first_seed + settings.episodes)
+    return [(ref, seed) for ref in settings.competitions for seed in seeds if (registry.get(ref).id, seed) not in held]
+
+
+def _in_group(settings: RolloutSettings) -> RolloutSettings:
+    """``settings`` with its run group named (the default one, ``gym-YYYYMMDD``, fixed for the whole batch)."""
+    if settings.run_group is not None or not settings.competitions:
+        return settings
+    from podium.gym.options import check_options
+
+    group = check_options(settings.competitions[0], **settings.env_kwargs()).run_group
+    return replace(settings, run_group=group)
+
+
 def rollout(
     settings: RolloutSettings,
     *,
     make: Callable[..., Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[EpisodeResult]:
-    """Play ``settings.episodes`` episodes (seeds ``first_seed`` on) of each competition, one after another;
-    returns how each ended. ``make`` builds an environment (default: ``gymnasium.make`` of podium's id).
-    On a Ray cluster: :func:`podium.gym.remote.rollout_on_cluster`."""
+    """Play ``settings.episodes`` episodes (seeds ``first_seed`` on) of each competition, one after another, but for
+    those the run group holds already (:func:`pending`); returns how each played ended. ``make`` builds an
+    environment (default: ``gymnasium.make`` of podium's id). Ctrl-C discards the episode in progress and raises
+    ``KeyboardInterrupt``. On a Ray cluster: :func:`podium.gym.remote.rollout_on_cluster`."""
     import gymnasium
+
+    from podium.run.group import batch_lock
+    from podium.run.schedule import sweep_leftovers
+    from podium.store import RunStore
 
     if settings.episodes < 1:
         raise UsageError(f"--episodes {settings.episodes}: play at least 1 episode per competition")
     make = make or gymnasium.make
+    say = progress or (lambda line: None)
+    settings = _in_group(settings)
+    assert settings.run_group is not None
     total = len(settings.competitions) * settings.episodes
     results: list[EpisodeResult] = []
-    for competition in settings.competitions:
-        ident = env_id(competition)
-        for seed in range(settings.first_seed, settings.first_seed + settings.episodes):
+    with batch_lock(Path(settings.runs_dir) / settings.run_group):
+        sweep_leftovers(RunStore(Path(settings.runs_dir)))  # what killed rollouts left (never a live one's)
+        todo = pending(settings)
+        if len(todo) < total:
+            say(f"{total - len(todo)} of {total} episode(s) already in run group {printable(settings.run_group)!r}; "
+                f"playing {len(todo)}")  # fmt: skip
+        for position, (competition, seed) in enumerate(todo, 1):
             started = time.monotonic()
-            env = make(ident, **settings.env_kwargs())
+            where = f"[{position}/{len(todo)}] {printable(competition)} seed {seed}"
+            env = make(env_id(competition), **settings.env_kwargs())
             try:
                 result = play_episode(env, seed, settings)
+            except KeyboardInterrupt:
+                discard = getattr(getattr(env, "unwrapped", env), "discard", None)
+                if discard is not None:  # interrupted outside a step (the model's call): discarded all the same
+                    discard()
+                raise
+            except UsageError:
+                raise
+            except Exception as error:  # the episode landed as a harness error: the batch goes on
+                if isinstance(error, PodiumError):
+                    said = printable(str(error), 500)
+                else:  # a bug of podium's: its traceback, each line made printable (it may quote the policy's text)
+                    said = "\n".join(printable(line) for line in traceback.format_exc().splitlines())
+                say(f"{where}: harness error (not the policy's; the same command plays it again): {said}")
+                continue
             finally:
                 env.close()
             results.append(result)
-            if progress is not None:
-                progress(
-                    f"[{len(results)}/{total}] {printable(competition)} seed {seed}: reward {result.reward:g} "
-                    f"({result.steps} steps, {result.model_calls} model calls, {time.monotonic() - started:.0f} s; "
-                    f"{printable(result.ended)})"
-                )
+            say(f"{where}: reward {result.reward:g} ({result.steps} steps, {result.model_calls} model calls, "
+                f"{time.monotonic() - started:.0f} s; {printable(result.ended)})")  # fmt: skip
     return results

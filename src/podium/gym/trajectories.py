@@ -17,6 +17,8 @@ observation as the tool's answer. Every file is read as hostile input (no link f
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -73,7 +75,10 @@ def _walk(folder: Path, depth: int) -> Iterator[Path]:
 
 
 def _record(folder: Path) -> dict[str, Any] | None:
-    data = read_bounded(folder / "record.json", _MAX_RECORD, single_link=True)
+    return _parsed(read_bounded(folder / "record.json", _MAX_RECORD, single_link=True))
+
+
+def _parsed(data: bytes | None) -> dict[str, Any] | None:
     if data is None:
         return None
     try:
@@ -97,8 +102,9 @@ def _step_number(line: Mapping[str, Any]) -> int:
 
 def trajectory(folder: Path) -> dict[str, Any]:
     """One episode's row (:data:`TRAJECTORY_FIELDS`)."""
-    record = _record(folder)
-    if record is None or not isinstance(record.get("gym"), dict):
+    data = read_bounded(folder / "record.json", _MAX_RECORD, single_link=True)
+    record = _parsed(data)
+    if data is None or record is None or not isinstance(record.get("gym"), dict):
         raise UsageError(f"{printable(str(folder))}: not a gym episode (no record.json with a gym section)")
     gym: dict[str, Any] = record["gym"]
     steps = sorted(_lines(folder / STEPS_FILE), key=_step_number)
@@ -107,7 +113,7 @@ def trajectory(folder: Path) -> dict[str, Any]:
     grade = record.get("grade") if isinstance(record.get("grade"), dict) else None
     actions = [s for s in steps if s.get("tool") != "reset"]
     return {
-        "id": f"{record.get('run_group')}/{record.get('competition_id')}/{record.get('seed')}",
+        "id": _episode_id(record, data),
         "run_group": _text(record.get("run_group")),
         "competition_id": _text(record.get("competition_id")),
         "competition_version": _integer(record.get("competition_version")),
@@ -116,7 +122,7 @@ def trajectory(folder: Path) -> dict[str, Any]:
         "seed": _integer(record.get("seed")),
         "model": _text(gym.get("model")),
         "messages": messages,
-        "tools_json": json.dumps(gym.get("tools")) if gym.get("tools") is not None else None,
+        "tools_json": _tools_json(steps),
         "reward": _number(gym.get("reward")),
         "terminated": bool(gym.get("terminated")),
         "truncated": bool(gym.get("truncated")),
@@ -133,6 +139,23 @@ def trajectory(folder: Path) -> dict[str, Any]:
         "status": _text(record.get("status")),
         "complete": bool(steps) and (bool(gym.get("terminated")) or bool(gym.get("truncated"))),
     }
+
+
+def _episode_id(record: Mapping[str, Any], data: bytes) -> str:
+    """``GROUP/COMPETITION/SEED/DIGEST``, the digest the first 12 hex digits of the record's sha256: the same
+    episode keeps its id wherever it is read from (a copy, a bundle's tree); two episodes of one group, competition
+    and seed (in two runs folders, or a seed played again) never share one."""
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    return f"{record.get('run_group')}/{record.get('competition_id')}/{record.get('seed')}/{digest}"
+
+
+def _tools_json(steps: Sequence[Mapping[str, Any]]) -> str | None:
+    """The tools the episode offered the policy, as its reset logged them (None where it logged none: episodes
+    from before podium kept them)."""
+    tools = next((s.get("tools") for s in steps if s.get("tool") == "reset"), None)
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        return None
+    return json.dumps(tools, ensure_ascii=False)
 
 
 def _from_steps(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -275,8 +298,12 @@ def export(roots: Sequence[Path], out: Path, fmt: str = "jsonl", *, progress: An
     try:
         count = _write_jsonl(rows, temporary) if fmt == "jsonl" else _write_parquet(rows, temporary)
         os.replace(temporary, out)
+    except OSError as error:  # a full disk, a folder made read-only meanwhile: one line, nothing half-written
+        reason = error.strerror or type(error).__name__
+        raise UsageError(f"cannot write {printable(str(out))} ({reason}); pick a folder you can write in") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # never made (a read-only folder): the error above is the one to see
+            temporary.unlink(missing_ok=True)
     return count
 
 
