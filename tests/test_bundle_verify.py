@@ -154,15 +154,25 @@ def test_an_audit_rewritten_clean_is_caught_and_the_judge_is_carried(
     )
 
 
+@pytest.fixture(scope="module")
+def baseline_bundle(practice: dict[str, Path]) -> Path:  # noqa: F811
+    """The baseline's group alone: a bundle with nothing to differ (the dummy's seeds are alike, a difference)."""
+    path = practice["root"] / "baseline.tar.gz"
+    made = podium("bundle", "create", str(practice["runs"] / "pg-baseline"), "-o", str(path), "--data-dir",
+                  str(practice["data"]))  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    return path
+
+
 def test_the_pages_are_not_verified_and_extract_writes_only_the_verified_tree(
     practice: dict[str, Path],  # noqa: F811
-    bundle: Path,  # noqa: F811
+    baseline_bundle: Path,
     tmp_path: Path,
 ) -> None:
     def pages(name: str, data: bytes) -> bytes:
         return data.replace(b"</body>", b"<p>gold medal</p></body>") if name.endswith(".html") else data
 
-    forged = forge(bundle, tmp_path / "f.tar.gz", pages)
+    forged = forge(baseline_bundle, tmp_path / "f.tar.gz", pages)
     out = tmp_path / "out"
     result = verify(forged, practice["data2"], "--extract", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -174,23 +184,23 @@ def test_the_pages_are_not_verified_and_extract_writes_only_the_verified_tree(
     for name in verified:
         assert (out / name).read_bytes() == read_bundle(forged)[BASE + name]
 
-    again = verify(bundle, practice["data2"], "--extract", str(out))  # not empty: refused before anything is read
+    again = verify(baseline_bundle, practice["data2"], "--extract", str(out))  # not empty: refused up front
     assert again.returncode == 2 and "--extract" in again.stderr and len(again.stderr.strip().splitlines()) == 1
-    forged = forge(bundle, tmp_path / "g.tar.gz", edit_json(f"{RUN}/record.json", gold))
+    forged = forge(baseline_bundle, tmp_path / "g.tar.gz", edit_json(f"{RUN}/record.json", gold))
     fresh = tmp_path / "fresh"
     result = verify(forged, practice["data2"], "--extract", str(fresh))
     assert result.returncode == 1 and not fresh.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # nothing half-written
 
     wrong = "0" * 64
-    result = verify(bundle, practice["data2"], "--expect-sha256", wrong)
+    result = verify(baseline_bundle, practice["data2"], "--expect-sha256", wrong)
     assert result.returncode == 1
-    actual = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    actual = hashlib.sha256(baseline_bundle.read_bytes()).hexdigest()
     assert (
         result.stderr.strip()
-        == f"podium: bundle {bundle} not verified: its sha256 is {actual}, not the {wrong} expected"
+        == f"podium: bundle {baseline_bundle} not verified: its sha256 is {actual}, not the {wrong} expected"
     )
-    assert verify(bundle, practice["data2"], "--expect-sha256", actual).returncode == 0
+    assert verify(baseline_bundle, practice["data2"], "--expect-sha256", actual).returncode == 0
 
 
 _MEASURE = """import resource, runpy, sys

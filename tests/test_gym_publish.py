@@ -45,3 +45,29 @@ def test_episodes_bundle_verify_and_show_like_any_run(tmp_path: Path) -> None:
     assert page.status_code == 200 and f"{record['grade']['score']:.5g}" in page.text
     signed = -record["grade"]["score"] if record["grade"]["is_lower_better"] else record["grade"]["score"]
     assert signed == pytest.approx(reward)
+
+
+@needs_bwrap
+@needs_data
+def test_a_holdout_episode_verifies_with_a_note_that_it_was_not_graded_again(tmp_path: Path) -> None:
+    """Its answers are podium's re-split of the public train, which verify does not rebuild: graded again against
+    the sealed answers it gave 9 false differences (issue 41 §2)."""
+    runs = tmp_path / "runs"
+    env = gymnasium.make("podium/practice-wine-v1", task="holdout", runs_dir=str(runs), run_group="ho",
+                         time_limit="10m", data_dir=str(DATA))  # fmt: skip
+    try:
+        env.reset(seed=3)
+        env.step({"tool": "bash", "command": "cp /home/data/sample_submission.csv /home/submission/submission.csv"})
+        *_, info = env.step({"tool": "submit"})
+    finally:
+        env.close()
+    assert json.loads(Path(info["record"]).read_text())["gym"]["task"] == "holdout"
+    bundle = tmp_path / "holdout.tar.gz"
+    made = subprocess.run([*PODIUM, "bundle", "create", "-o", str(bundle), "--data-dir", str(DATA), str(runs / "ho")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    checked = subprocess.run([*PODIUM, "bundle", "verify", "--data-dir", str(DATA), str(bundle)], capture_output=True,
+                             text=True)  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("verified: 1 runs, ")
+    assert "note: not graded again: 1 holdout episode(s), graded against podium's re-split" in checked.stderr

@@ -373,8 +373,15 @@ def test_the_bundle_verifies_on_a_second_data_folder(practice: dict[str, Path], 
     result = podium("bundle", "create", *groups(practice), "-o", str(again), "--data-dir", str(practice["data"]))
     assert result.returncode == 0 and again.read_bytes() == bundle.read_bytes()
     result = podium("bundle", "verify", str(bundle), "--data-dir", str(practice["data2"]), "--work-dir", str(tmp_path))
-    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-    assert result.stdout.startswith("verified: 8 runs") and "no difference" in result.stdout
+    # everything checks out on the second data folder, but for the dummy: it copies the sample submission whatever
+    # its seed, so its second seed is its first byte for byte, which a report would count as one more seed
+    assert result.returncode == 1, result.stdout + result.stderr[-3000:]
+    # (every file alike but the record, or only the submission where a log's timing differs: either is said so)
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"pg-dummy/{cid}/1" for cid in COMPETITIONS], lines
+    for cid, line in zip(COMPETITIONS, lines, strict=True):
+        assert f"seed 0 (pg-dummy/{cid}/0)" in line and line.endswith("a deterministic agent that ignores its seed")
+    assert "2 difference(s) in 8 runs" in result.stderr
     assert list(tmp_path.iterdir()) == []  # the unpacked bundle is gone
 
 
@@ -464,7 +471,9 @@ def test_each_tampering_is_caught_one_line_each(practice: dict[str, Path], bundl
     assert sorted(line.split(":")[0] for line in integrity) == [
         f"pg-baseline/{cid}/{seed}" for cid in COMPETITIONS for seed in (0, 1)
     ]
-    assert len(rest) == 1 + len(expected) + 4, rest  # one line per difference, nothing else
+    dummy = [line for line in rest if line.startswith("pg-dummy/") and "agent that ignores its seed" in line]
+    assert len(dummy) == 2  # the dummy's seeds, alike (test_the_bundle_verifies_on_a_second_data_folder)
+    assert len(rest) == 1 + len(expected) + 4 + len(dummy), rest  # one line per difference, nothing else
     assert len(lines) == len(set(lines)) and "difference(s)" in result.stderr
 
 

@@ -68,9 +68,10 @@ def add_publishing_parsers(sub: Any) -> None:
     q = actions.add_parser(
         "create",
         help="write run groups, their pages and a manifest into one tar.gz",
-        description="Stream every run of the GROUPs (record, submission and snapshots, code, logs, the model "
-        "calls' transcript, the validation log, audit.json), the environments' locks, the static HTML report "
-        "with a page per run, and a manifest of sha256s into FILE. Never the private answers or other prepared "
+        description="Run the deterministic audit checks on every run of the GROUPs (cached results reused), then "
+        "stream each run (record, submission and snapshots, code, logs, the model calls' transcript, the validation "
+        "log, audit.json), each group's group.json, the environments' locks, the static HTML report with a page per "
+        "run, and a manifest of sha256s into FILE, signed with --sign. Never the private answers or other prepared "
         "data, never a key.",
     )
     q.add_argument(
@@ -91,13 +92,21 @@ def add_publishing_parsers(sub: Any) -> None:
         metavar="DIR",
         help="the agent folder of runs whose record does not name theirs (runs of an older podium)",
     )
+    q.add_argument(
+        "--sign",
+        default=None,
+        metavar="KEY",
+        help="sign the manifest with this SSH key (ssh-keygen -Y sign), so a verifier can check who vouches for it",
+    )
     q.set_defaults(fn=cmd_bundle_create)
     q = actions.add_parser(
         "verify",
         help="check a bundle: hashes, grades again, audit checks again; one line per difference",
         description="Check every file of FILE against its manifest, grade every submission again against your "
         "own prepared data at the version its record names, compare every field of each grade with the record's, "
-        "and run the deterministic audit checks again. The runs are the record.json files unpacked, never the "
+        "and run the deterministic audit checks again; check every other field a report reads against the "
+        "bundle's own evidence (the run's place, its group.json, its agent folder, llm_calls.jsonl, resources.jsonl), "
+        "and show seeds whose files repeat another seed's. The runs are the record.json files unpacked, never the "
         "manifest's list. Judge and plagiarism verdicts are carried, not verified; index.html and pages/ are not "
         "verified. Prints one line per difference; exit 1 on any. (`podium verify` checks prepared data.)",
     )
@@ -119,6 +128,13 @@ def add_publishing_parsers(sub: Any) -> None:
     )
     q.add_argument(
         "--expect-sha256", default=None, metavar="HASH", help="the bundle file's sha256 as published: refuse another"
+    )
+    q.add_argument(
+        "--signer",
+        default=None,
+        metavar="ALLOWED_SIGNERS",
+        help="require the manifest signed by a key this file lists (ssh-keygen's allowed signers: IDENTITY KEYTYPE KEY "
+        "a line), and name who signed it",
     )
     q.set_defaults(fn=cmd_bundle_verify)
 
@@ -182,6 +198,7 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
         data_dir=_folder(args.data_dir),
         max_file_size=args.max_file_size,
         agent_dir=_folder(args.agent_dir),
+        sign=_folder(args.sign),
     )
     missing = summary["without_agent_folder"]
     if missing:
@@ -192,7 +209,7 @@ def cmd_bundle_create(args: argparse.Namespace) -> int:
         )
     print(
         f"wrote {summary['path']}: {summary['runs']} runs, {summary['files']} files, {summary['bytes']} bytes; "
-        f"manifest sha256 {summary['manifest_sha256']}"
+        f"manifest sha256 {summary['manifest_sha256']}{'; signed' if summary['signed'] else ''}"
     )
     return 0
 
@@ -207,6 +224,13 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{printable(args.bundle)} is a folder: give the bundle file (.tar.gz) podium bundle create wrote"
         )
+    extract = None
+    if args.extract:  # the verified tree is written beside DIR, then renamed into place: both must be writable
+        extract = output_dir(args.extract, "--extract")
+        output_dir(extract.absolute().parent, "--extract")
+    signers = _folder(args.signer)
+    if signers is not None and not signers.exists():
+        raise UsageError(f"--signer {printable(args.signer)}: no such file; give an allowed signers file")
     work_dir = None
     if args.work_dir:  # a missing folder is made, as for every folder podium writes in
         work_dir = output_dir(args.work_dir, "--work-dir")
@@ -218,31 +242,22 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
             max_size=args.max_size,
             max_files=args.max_files,
             work_dir=work_dir,
-            extract=Path(args.extract) if args.extract else None,
+            extract=extract,
             expect_sha256=args.expect_sha256,
+            signers=signers,
         )
     except ArchiveError as exc:
         print(f"podium: bundle {printable(args.bundle)} not verified: {exc}", file=sys.stderr)
         return EXIT_FAILED
     for line in differences:
         print(line)
-    if summary.get("integrity_not_rerun"):
-        print(
-            f"note: the integrity check was not run again on {summary['integrity_not_rerun']} run(s): the bundle does "
-            "not carry their agent's folder (its manifest says why)",
-            file=sys.stderr,
-        )
-    carried = ", ".join(f"{name} on {count} run(s)" for name, count in (summary.get("carried") or {}).items() if count)
-    if carried:
-        print(f"note: carried from the bundle, not verified: the verdicts of {carried}", file=sys.stderr)
-    if summary.get("unverified"):
-        print(
-            f"note: not verified: {', '.join(summary['unverified'])} (their hashes match the manifest, but they are "
-            "not rebuilt from the verified runs; podium report on the extracted runs rebuilds them)",
-            file=sys.stderr,
-        )
+    _notes(summary)
     digest = summary.get("manifest_sha256")
     named = f"; manifest sha256 {digest}" if digest else ""
+    signature = summary.get("signature") or {}
+    if signature.get("checked"):
+        key = f" ({printable(signature['key'])})" if signature.get("key") else ""
+        named += f"; signed by {printable(signature['signer'], 200)}{key}"
     if differences:
         print(
             f"{len(differences)} difference(s) in {summary['runs']} runs, {summary['files']} files{named}",
@@ -253,3 +268,43 @@ def cmd_bundle_verify(args: argparse.Namespace) -> int:
     if summary.get("extracted"):
         print(f"extracted the verified tree to {summary['extracted']}")
     return 0
+
+
+def _notes(summary: dict[str, Any]) -> None:
+    """What ``bundle verify`` did not check, one note line each, on standard error."""
+    notes = []
+    signature = summary.get("signature") or {}
+    if summary.get("integrity_not_rerun"):
+        notes.append(
+            f"the integrity check was not run again on {summary['integrity_not_rerun']} run(s): the bundle does not "
+            "carry their agent's folder (its manifest says why)"
+        )
+    carried = ", ".join(f"{name} on {count} run(s)" for name, count in (summary.get("carried") or {}).items() if count)
+    if carried:
+        notes.append(f"carried from the bundle, not verified: the verdicts of {carried}")
+    if summary.get("holdout"):
+        notes.append(
+            f"not graded again: {summary['holdout']} holdout episode(s), graded against podium's re-split of the "
+            "public train, which verify cannot rebuild yet; their scores are the bundle's word"
+        )
+    if summary.get("unverified"):
+        notes.append(
+            f"not verified: {', '.join(summary['unverified'])} (their hashes match the manifest, but they are not "
+            "rebuilt from the verified runs; podium report on the extracted runs rebuilds them)"
+        )
+    if summary.get("bundles_word"):
+        vouched = (
+            f"; {printable(signature['signer'], 200)} signed it, vouching for them"
+            if signature.get("checked")
+            else "; a signed bundle (bundle create --sign, bundle verify --signer) says who vouches for them"
+        )
+        notes.append(
+            f"taken on the bundle's word, with nothing in it to check them against: {summary['bundles_word']}{vouched}"
+        )
+    if signature.get("checked") is False:
+        notes.append(
+            f"signed with {printable(str(signature.get('key')))}, not checked against who may sign: give "
+            "--signer ALLOWED_SIGNERS"
+        )
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)

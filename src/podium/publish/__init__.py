@@ -7,7 +7,9 @@
   pages and a manifest (:mod:`~podium.publish.bundlefiles`: its files and their hashes);
   :mod:`~podium.publish.verify`: ``podium bundle verify``, which reads it with its own tar reader
   (:mod:`~podium.publish.tarstream`, :mod:`~podium.publish.unpack`), re-grades and re-audits every run
-  found in it on the verifier's data (:mod:`~podium.publish.recheck`).
+  found in it on the verifier's data (:mod:`~podium.publish.recheck`), checks each record's other fields against
+  the bundle's own evidence (:mod:`~podium.publish.evidence`), shows seeds that repeat another
+  (:mod:`~podium.publish.seeds`) and checks the author's signature (:mod:`~podium.publish.signing`).
 
 See docs/publishing.md.
 """

@@ -1,7 +1,9 @@
 """``podium bundle create``: one tar.gz that lets anyone check a result, streamed run by run.
 
-The archive holds, under ``podium-bundle/``::
+First the deterministic audit checks run on every run (:func:`_audit`: cached results reused), so each carries
+the ``audit.json`` that ``bundle verify`` checks. The archive holds, under ``podium-bundle/``::
 
+    runs/<group>/group.json                  the group's settings and the competitions asked of it
     runs/<group>/<competition>/<seed>/...   every file of each run folder: record.json, submission/
                                              (and the best-so-far snapshots under logs/snapshots/), code/,
                                              logs/, llm_calls.jsonl, llm_transcript.jsonl (the proxy's
@@ -13,9 +15,10 @@ The archive holds, under ``podium-bundle/``::
     index.html                               `podium report`'s HTML over the groups, each run linked to
     pages/<group>/<competition>/<seed>.html  its own page (transcript, code, journal, logs, files)
     README.md                                how to open and verify it
-    manifest.json                            last: the sha256 and size of every other member, each run's
+    manifest.json                            the sha256 and size of every other member, each run's
                                              agent folder hash and environment, the sha256 of each
                                              competition's prepared-data checksums, what was left out
+    manifest.json.sig                        last, with ``sign``: the author's SSH signature of the manifest
 
 Never in it: the private answers or any other prepared file (a run file whose sha256 is one of the
 prepared files' is left out, and listed), a file that holds a key or token (the bundle is refused,
@@ -41,13 +44,26 @@ from typing import IO, Any
 
 from podium.errors import UsageError
 from podium.paths import default_data_dir
-from podium.publish.bundlefiles import MANIFEST, ROOT, SCHEMA, _add_tree, _Prepared, _Writer, checksums_digest
+from podium.publish.bundlefiles import (
+    MANIFEST,
+    ROOT,
+    SCHEMA,
+    _add_file,
+    _add_tree,
+    _Prepared,
+    _Writer,
+    checksums_digest,
+)
 from podium.publish.pages import TRANSCRIPT, run_page
+from podium.publish.recheck import AUDIT_CHECKS
 from podium.publish.runs import progress, read_record
+from podium.publish.signing import SIGNATURE, sign_manifest
 from podium.publish.tarstream import add_bytes, open_writer
 
 __all__ = ["DEFAULT_MAX_FILE", "MANIFEST", "ROOT", "SCHEMA", "checksums_digest", "create_bundle"]
 
+#: A run group's settings and the competitions asked of it (:mod:`podium.run.group`), bundled beside its runs.
+GROUP_FILE = "group.json"
 #: Files of a run larger than this are left out (the submission never is).
 DEFAULT_MAX_FILE = 1 << 30
 _README = """# A podium verification bundle
@@ -57,7 +73,9 @@ _README = """# A podium verification bundle
 - Check it: `podium bundle verify THIS.tar.gz --data-dir DIR`, where DIR holds the competitions
   prepared by podium (`podium prepare -c ID --data-dir DIR`). It checks every file against
   `manifest.json`, grades every submission again against DIR's answers at the version each run was
-  graded by, re-runs the deterministic audit checks, and prints one line per difference.
+  graded by, re-runs the deterministic audit checks, checks each record against the bundle's own
+  evidence, and prints one line per difference. A signed bundle (`manifest.json.sig`) names its signer
+  with `--signer ALLOWED_SIGNERS`.
 """
 
 
@@ -111,16 +129,21 @@ def create_bundle(
     data_dir: Path | None = None,
     max_file_size: int = DEFAULT_MAX_FILE,
     agent_dir: Path | None = None,
+    sign: Path | None = None,
     say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Write the bundle of the run group folders ``groups`` to ``output`` (see the module docstring); returns
     its summary: path, runs, files, bytes, the manifest's sha256 and the runs whose agent folder is not in it.
-    ``agent_dir`` is the agent folder of runs whose record does not name theirs."""
+    ``agent_dir`` is the agent folder of runs whose record does not name theirs. ``sign``: an SSH key to sign
+    the manifest with (:mod:`podium.publish.signing`)."""
     from podium import __version__
     from podium.report import load_inputs
     from podium.serve.redact import Redactor
 
     say = say or progress
+    if sign is not None and not sign.is_file():
+        raise UsageError(f"--sign {sign}: no such key file; give an SSH private key (ssh-keygen -t ed25519 makes one)")
+    _audit(groups, data_dir or default_data_dir(), agent_dir, say)  # the data checked first: no audit without it
     inputs = load_inputs(list(groups))  # read once: the files, the pages and the index all come from these rows
     rows = [run for item in inputs for run in item.runs]
     if not rows:
@@ -147,6 +170,10 @@ def create_bundle(
             environments: dict[str, bool] = {}
             agents: dict[str, Any] = {}
             for index, (row, place) in enumerate(zip(rows, places, strict=True), start=1):
+                group_file = Path(row["run_dir"]).parents[1] / GROUP_FILE
+                if f"runs/{row['run_group']}/{GROUP_FILE}" not in writer.files and group_file.is_file():
+                    name = f"runs/{row['run_group']}/{GROUP_FILE}"
+                    _add_file(writer, name, group_file, GROUP_FILE, prepared, max_file_size, secret_in)
                 entry, lock = _add_run(writer, row, place, prepared, max_file_size, secret_in, pages, agents, agent_dir)
                 runs.append(entry)
                 if entry["environment"] and entry["environment"] not in environments:
@@ -172,6 +199,8 @@ def create_bundle(
             }
             data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
             add_bytes(tar, f"{ROOT}/{MANIFEST}", data)
+            if sign is not None:
+                add_bytes(tar, f"{ROOT}/{SIGNATURE}", sign_manifest(data, sign))
         os.replace(partial, output)
     except BaseException:
         partial.unlink(missing_ok=True)
@@ -183,7 +212,24 @@ def create_bundle(
         "bytes": output.stat().st_size,
         "manifest_sha256": hashlib.sha256(data).hexdigest(),
         "without_agent_folder": [r["path"] for r in runs if r["agent_bundled"] is None],
+        "signed": sign is not None,
     }
+
+
+def _audit(groups: Sequence[str], data_dir: Path, agent_dir: Path | None, say: Callable[[str], None]) -> None:
+    """Run the deterministic audit checks on every run of ``groups`` (what ``bundle verify`` runs again), as
+    ``podium audit --checks`` would: each result cached in the run's ``audit.json`` is reused while its inputs are
+    unchanged, so an audited group costs little; a run never audited gets its ``audit.json`` here."""
+    from podium.audit import audit_run, find_runs
+
+    runs = [run for group in groups for run in find_runs(group)]
+    if not runs:
+        return  # nothing finished: the groups are refused as they are read, in their own words
+    _Prepared(sorted({run.parent.name for run in runs}), data_dir)  # each competition prepared, else one line
+    options = {"data_dir": str(data_dir)} | ({"agent_dir": str(agent_dir)} if agent_dir is not None else {})
+    say(f"auditing {len(runs)} run(s) with the deterministic checks ({', '.join(AUDIT_CHECKS)}); cached ones reused")
+    for run in runs:
+        audit_run(run, AUDIT_CHECKS, options)
 
 
 def _add_agent(

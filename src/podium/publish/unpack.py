@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 from podium.errors import UsageError
 from podium.publish.bundlefiles import MANIFEST, ROOT
+from podium.publish.signing import MAX_SIGNATURE, SIGNATURE
 from podium.publish.tarstream import ArchiveError, members
 from podium.untrusted import printable
 
@@ -45,6 +46,8 @@ class _Unpacked:
         self.files: dict[str, tuple[str, int]] = {}
         self.entries = 0
         self.max_files = max_files
+        #: The author's signature of the manifest (:mod:`podium.publish.signing`), when the bundle carries one.
+        self.signature: bytes | None = None
 
     def _count(self) -> None:
         self.entries += 1
@@ -86,7 +89,8 @@ class _Unpacked:
 def _unpack(
     stream: BinaryIO, into: _Unpacked, cap: int, differ: Callable[[str], None], say: Callable[[str], None]
 ) -> bytes | None:
-    """Unpack every member; returns the manifest's bytes (None when there is none)."""
+    """Unpack every member; returns the manifest's bytes (None when there is none). The signature, which the
+    manifest cannot list, is kept in ``into.signature``."""
     manifest = None
     prefix = f"{ROOT}/"
     for count, member in enumerate(members(stream, cap), start=1):
@@ -104,7 +108,11 @@ def _unpack(
             if member.size > MAX_MANIFEST:
                 raise ArchiveError(f"its manifest declares {member.size} bytes (at most {MAX_MANIFEST} are read)")
             manifest = b"".join(member.chunks())
-        elif relative in into.files or relative == MANIFEST:
+        elif relative == SIGNATURE and into.signature is None and member.kind == "file":
+            if member.size > MAX_SIGNATURE:
+                raise ArchiveError(f"its {SIGNATURE} declares {member.size} bytes (at most {MAX_SIGNATURE} are read)")
+            into.signature = b"".join(member.chunks())
+        elif relative in into.files or relative in (MANIFEST, SIGNATURE):
             differ(f"duplicate member: {shown(relative)} (the first one is checked)")
         else:
             try:
@@ -126,9 +134,11 @@ def empty_target(target: Path) -> None:
         )
 
 
-def extract_tree(root: Path, files: Iterable[str], manifest: bytes, target: Path) -> None:
-    """Copy exactly ``files`` (each checked, relative to ``root``) and the manifest to ``target``: first into a
-    new folder beside it, then renamed into place, so a failure leaves nothing half-written."""
+def extract_tree(
+    root: Path, files: Iterable[str], manifest: bytes, target: Path, signature: bytes | None = None
+) -> None:
+    """Copy exactly ``files`` (each checked, relative to ``root``), the manifest and its signature to ``target``:
+    first into a new folder beside it, then renamed into place, so a failure leaves nothing half-written."""
     empty_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial-{uuid.uuid4().hex[:8]}")
@@ -140,6 +150,8 @@ def extract_tree(root: Path, files: Iterable[str], manifest: bytes, target: Path
             place.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, place, follow_symlinks=False)
         (partial / MANIFEST).write_bytes(manifest)
+        if signature is not None:
+            (partial / SIGNATURE).write_bytes(signature)
         if target.is_dir():
             target.rmdir()  # empty: checked above
         os.rename(partial, target)
