@@ -40,12 +40,13 @@ BYTES_PER_TOKEN = 4
 class Refused(Exception):
     """The proxy refuses a call: the HTTP status and the message the agent reads."""
 
-    def __init__(self, status: int, message: str, *, config: bool = False) -> None:
+    def __init__(self, status: int, message: str, *, config: bool = False, field: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         #: Refused for how the run is set up (a path or a model the provider is not given for it), not for what
         #: the agent asked: a run whose every call is refused so has never had its model (a harness failure).
         self.config = config
+        self.field = field  # the request's field refused (``messages[0].content[1].file.file_data``), if one
 
 
 @dataclass

@@ -10,19 +10,23 @@ fees podium never costed, and state the run's transcript cannot show. So each wi
 * tools: only the agent's own, executed by the agent (a function tool; Anthropic's custom tools, which carry no
   ``type`` or ``type: custom``; the Responses API's ``function`` and ``custom``, and its ``namespace``, a group of
   such tools under one name, each checked); any other tool type is refused;
-* content: text, and images or documents given inline (base64, or a data: URL); a URL or a file id is refused;
-* a ``tool_choice`` naming a tool of another type is refused, and so is a model named with OpenRouter's ``:online``
-  suffix (a web search on every call);
+* content: text, and images or documents given inline (base64, or a data: URL); a file id is refused, and so is a
+  URL anywhere in the body, in any field, however it is spelt (:mod:`~podium.services.llm.walk`);
+* a ``tool_choice`` naming a tool of another type is refused, and so is any model name the body carries (``model``,
+  OpenRouter's ``models`` fallback list, a ``model`` key anywhere) with OpenRouter's ``:online`` suffix (a web
+  search on every call) or naming a stored ``@preset/``;
 * content: nested content is checked too (a tool's output given as parts, a document given as content blocks);
-* state: ``previous_response_id``, ``conversation``, ``prompt``, ``background``, ``mcp_servers``, ``container``,
-  ``item_reference`` input items, OpenAI's ``web_search_options`` and OpenRouter's ``plugins`` (web search, files
-  fetched from a URL) are refused, and ``store`` is forced false;
+* state: ``previous_response_id``, ``conversation``, a stored ``prompt`` (an object), ``background``,
+  ``mcp_servers``, ``container``, ``item_reference`` input items, OpenAI's ``web_search_options`` and OpenRouter's
+  ``plugins`` (web search, files fetched from a URL) and ``preset`` are refused, and ``store`` is forced false;
 * headers: only :data:`FORWARDED_HEADERS` reach the provider, and of ``anthropic-beta`` only the features that
   change nothing outside the call (:data:`LOCAL_BETAS`); the agent's ``OpenAI-Organization``,
   ``X-Forwarded-*``, ``Accept-Encoding`` (a compressed answer the proxy could not meter) and the rest are dropped.
 
-A refusal is HTTP 400 naming the field and the fix (:func:`check_request`); it happens before the budget is
-touched. Every check reads the request as hostile JSON: any shape is possible, none raises past a refusal.
+The same checks hold for every path a provider serves, legacy completions and embeddings too (whose ``prompt`` and
+``input`` are text). A refusal is HTTP 400 naming the field and the fix (:func:`check_request`); it happens before
+the budget is touched. Every check reads the request as hostile JSON: any shape is possible, none raises past a
+refusal.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from podium.services.llm.accounting import Refused
+from podium.services.llm.walk import walk_request
 
 __all__ = ["FORWARDED_HEADERS", "LOCAL_BETAS", "check_request", "forwarded_headers"]
 
@@ -44,13 +49,15 @@ LOCAL_BETAS = (
     "claude-code-", "effort-",
 )  # fmt: skip
 #: Top-level fields that keep state at the provider or reach past the call (OpenRouter's ``plugins``: web search,
-#: files fetched from a URL), refused in every format.
-_STATEFUL = ("previous_response_id", "conversation", "prompt", "background", "mcp_servers", "container",
-             "web_search_options", "plugins")  # fmt: skip
+#: files fetched from a URL; its ``preset``: stored settings, plugins among them), refused in every format.
+_STATEFUL = ("previous_response_id", "conversation", "background", "mcp_servers", "container", "web_search_options",
+             "plugins", "preset")  # fmt: skip
 #: ``tool_choice`` types that name the agent's own tools or none (a server tool's type would turn it on).
 _CHOICES = ("auto", "any", "none", "required", "tool", "function", "custom", "allowed_tools")
 #: A model name suffix that has the provider search the web for the call (OpenRouter's ``:online``).
 _WEB_SUFFIX = ":online"
+#: A model name prefix that names settings stored at the provider (OpenRouter's presets, plugins among them).
+_PRESET = "@preset/"
 _FUNCTION_TOOLS = {"chat": ("function", "custom"), "responses": ("function", "custom"), "messages": ("custom",)}
 #: Tool types that group the agent's own tools under a name (the Responses API's ``namespace``: Codex's sub-agent
 #: tools); the tools inside are checked as tools, one level deep.
@@ -59,27 +66,38 @@ _INLINE_SOURCES = ("base64", "text", "content")
 _BLOCK_DEPTH = 3  # content blocks inside content blocks (a document in a tool result) deeper than this are refused  # Anthropic's image and document sources given in the request
 
 
-def check_request(api: str, payload: dict[str, Any]) -> None:
+def check_request(api: str, payload: dict[str, Any]) -> list[tuple[str, str]]:
     """Refuse (:class:`Refused`, 400) what ``payload`` asks of the provider beyond a completion with the agent's
-    own tools, and force ``store`` false; ``api`` is ``chat``, ``messages`` or ``responses`` (the other paths a
-    provider serves, legacy completions and embeddings, take no tools, content parts or state)."""
+    own tools, and force ``store`` false; ``api`` is ``chat``, ``messages``, ``responses``, or ``other`` for the
+    paths that take no tools or content parts (legacy completions, embeddings). Returns every model name the
+    request carries, with where it is (``model``, ``models[1]``), for the run's allowlist."""
     for key in _STATEFUL:
         if key in payload and payload[key] not in (None, False, "", []):  # {} turns web search on
             raise Refused(400, f"{key} is not allowed through podium's proxy: it keeps state or reaches past the "
-                          "run at the provider. Fix: leave it out and send the whole conversation in the request")  # fmt: skip
+                          "run at the provider. Fix: leave it out and send the whole conversation in the request",
+                          field=key)  # fmt: skip
+    prompt = payload.get("prompt")  # a stored prompt (the Responses API's); a legacy completion's prompt is text
+    if isinstance(prompt, dict) or (api == "responses" and prompt not in (None, False, "", [])):
+        raise Refused(400, "prompt names a prompt stored at the provider. Fix: send its text in the request",
+                      field="prompt")  # fmt: skip
     if api == "responses" or (api == "chat" and "store" in payload):  # the Responses API stores by default
         payload["store"] = False
-    model = payload.get("model")
-    if isinstance(model, str) and model.lower().endswith(_WEB_SUFFIX):
-        raise Refused(400, f"model {model[:80]!r} has the provider search the web for the call ({_WEB_SUFFIX}). Fix: "
-                      f"name the model without {_WEB_SUFFIX}")  # fmt: skip
     _check_tools(api, payload.get("tools"))
     choice = payload.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") not in _CHOICES:
         raise Refused(400, f"tool_choice is of type {str(choice.get('type'))[:60]!r}, a tool the provider would run; "
-                      f"only the agent's own tools may be chosen: {', '.join(_CHOICES)}")  # fmt: skip
+                      f"only the agent's own tools may be chosen: {', '.join(_CHOICES)}", field="tool_choice")  # fmt: skip
     for where, part in _parts(api, payload):
         _check_part(api, where, part)
+    names = walk_request(payload, tool_use=api == "messages")
+    for where, name in names:
+        plain = "".join(name.split()).lower()
+        if _WEB_SUFFIX in plain or plain.startswith(_PRESET):
+            why = f"has the provider search the web for the call ({_WEB_SUFFIX})" if _WEB_SUFFIX in plain else (
+                f"names settings stored at the provider ({_PRESET})")  # fmt: skip
+            raise Refused(400, f"{where} names the model {name[:80]!a}, which {why}. Fix: name the model "
+                          f"without {_WEB_SUFFIX if _WEB_SUFFIX in plain else _PRESET}", field=where)  # fmt: skip
+    return names
 
 
 def _check_tools(api: str, tools: Any, where: str = "tools", grouped: bool = True) -> None:
@@ -154,21 +172,11 @@ def _check_part(api: str, where: str, part: Any) -> None:
         elif kind in ("server_tool_use", "mcp_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
             raise Refused(400, f"{where} is a {kind} block of a tool the provider runs; only the agent's own tools")
         return
-    url = None
-    if kind == "image_url":  # chat
-        image = part.get("image_url")
-        url = image.get("url") if isinstance(image, dict) else image
-    elif kind in ("input_image", "input_file"):  # responses
-        if part.get("file_id"):
-            raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
-        url = part.get("image_url") or part.get("file_url")
-    elif kind == "file":  # chat
-        file = part.get("file")
-        if isinstance(file, dict) and file.get("file_id"):
-            raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
-    if isinstance(url, str) and not url.startswith("data:"):
-        raise Refused(400, f"{where} gives a URL the provider would fetch ({url[:80]!r}). Fix: give it inline as a "
-                      "data: URL")  # fmt: skip
+    if kind in ("input_image", "input_file") and part.get("file_id"):  # responses
+        raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
+    file = part.get("file") if kind == "file" else None  # chat
+    if isinstance(file, dict) and file.get("file_id"):
+        raise Refused(400, f"{where} names a file id kept at the provider. Fix: give the file inline")
 
 
 def forwarded_headers(headers: Any) -> tuple[dict[str, str], list[str]]:

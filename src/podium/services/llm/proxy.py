@@ -109,7 +109,7 @@ class LLMProxy(UnixService, Relay):
         try:
             payload, price, held, translated = self._admit(handler, path, call)
         except Refused as refusal:
-            return self._refuse(handler, refusal.status, str(refusal), call, config=refusal.config)
+            return self._refuse(handler, refusal.status, str(refusal), call, config=refusal.config, field=refusal.field)
         try:
             self._exchange(handler, path, payload, call, price, held, translated)
         finally:
@@ -136,10 +136,14 @@ class LLMProxy(UnixService, Relay):
         if self.config.models and model not in self.config.models:
             shown = repr(model)[:_MODEL_CHARS]
             raise Refused(403, f"model {shown} is not allowed; allowed: {list(self.config.models)}", config=True)
-        if path in _APIS:
-            check_request(_APIS[path], payload)
+        for where, name in check_request(_APIS.get(path, "other"), payload):  # every path: completions, embeddings
+            if self.config.models and name not in self.config.models:
+                raise Refused(403, f"{where} names the model {name[:_MODEL_CHARS]!a}, which is not allowed; "
+                              f"allowed: {list(self.config.models)}", config=True, field=where)  # fmt: skip
         if isinstance(model, str) and self.config.provider_model(model) != model:  # an alias
             payload["model"] = call.entry["provider_model"] = self.config.provider_model(model)
+        if isinstance(payload.get("models"), list):  # OpenRouter's fallbacks, each allowed: by the provider's names
+            payload["models"] = [self.config.provider_model(n) if isinstance(n, str) else n for n in payload["models"]]
         price = self.config.price(model) if isinstance(model, str) else None
         streaming = call.entry["stream"] = call.line["stream"] = bool(payload.get("stream"))
         if streaming and path == "/v1/chat/completions" and self.config.provider.auth == "bearer":
@@ -181,8 +185,10 @@ class LLMProxy(UnixService, Relay):
             self._translate = translated = True
         self._forward(handler, path, payload, call, price, held, translated=translated)
 
-    def _answer_refusal(self, handler: Handler, status: int, message: str, call: Call | None) -> None:
-        answer = {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}}
+    def _answer_refusal(
+        self, handler: Handler, status: int, message: str, call: Call | None, field: str | None = None
+    ) -> None:
+        answer = _refusal_answer(handler.path, message, field)
         if call is not None:
             call.line["response"] = answer
         with contextlib.suppress(OSError):
@@ -191,17 +197,24 @@ class LLMProxy(UnixService, Relay):
             handler.linger()
 
     def _refuse(
-        self, handler: Handler, status: int, message: str, call: Call | None = None, *, config: bool = False
+        self,
+        handler: Handler,
+        status: int,
+        message: str,
+        call: Call | None = None,
+        *,
+        config: bool = False,
+        field: str | None = None,
     ) -> None:
         with contextlib.suppress(Refused):
             handler.read_body()  # so the client is not still sending when the socket closes
         if call is not None:  # counted and logged first: a client that has its answer sees them
             call.entry.update(status=status, refused=message, input_tokens=0, output_tokens=0)
             call.line.update(status=status, error=message)
-            call.line["response"] = {"error": {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}}
+            call.line["response"] = _refusal_answer(handler.path, message, field)
             self.ledger.refused(message if config else None)
             self._finish(call)
-        self._answer_refusal(handler, status, message, None)
+        self._answer_refusal(handler, status, message, None, field)
 
     def _finish(self, call: Call) -> None:
         """The call's line in the log, then in the transcript."""
@@ -210,6 +223,16 @@ class LLMProxy(UnixService, Relay):
         with self._log_lock, open(self.log_path, "a", encoding="utf-8") as log:
             log.write(line)
         self.transcript.write(call.line)
+
+
+def _refusal_answer(path: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """The proxy's refusal in the error shape of the API on ``path``: Anthropic's ``{"type": "error", "error": ...}``
+    for Messages, OpenAI's ``{"error": {..., "param": the field}}`` for the others; ``type`` is ``podium_proxy``,
+    so a client can tell the proxy's refusal from the provider's errors, which pass as they came."""
+    error = {"message": f"podium llm proxy: {message}", "type": "podium_proxy"}
+    if path.split("?", 1)[0] == "/v1/messages":
+        return {"type": "error", "error": error}
+    return {"error": {**error, "param": field, "code": None}}
 
 
 def model_failure(summary: dict[str, Any] | None) -> str | None:
