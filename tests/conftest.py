@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from podium.errors import PodiumError
+from xdist_groups import pytest_xdist_node_collection_finished  # noqa: F401  (a hook: stops a run whose groups came apart)
 
 # CI sets PODIUM_REQUIRE_DOCKER=1 after starting its own engine: there a missing engine is a failure,
 # not a skip, so the Docker sandbox's tests cannot silently stop running.
@@ -183,7 +184,7 @@ def _group(item: pytest.Item) -> str:
     marker = item.get_closest_marker("xdist_group")
     if marker is not None:
         return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
-    return "ray" if item.get_closest_marker("cluster") is not None else item.path.name
+    return item.path.name
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -213,3 +214,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+

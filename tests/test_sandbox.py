@@ -772,7 +772,8 @@ def test_isolation_kills_the_whole_tree_at_the_wall_limit(isolated: Sandbox, job
     assert result.timed_out and result.killed_for == "time" and result.exit_code is None
     assert wall <= result.seconds < wall + 3
     assert _processes_with(token) == []
-    assert result.samples and result.samples[-1].cpu_seconds > 0.3 and result.samples[-1].rss_bytes > 0
+    # some CPU time (a loaded machine gives the busy loop a fraction of the wall time, after the container's start)
+    assert result.samples and result.samples[-1].cpu_seconds > 0.05 and result.samples[-1].rss_bytes > 0
     time.sleep(max(0.0, started + grandchild_delay + 0.5 - time.monotonic()))
     assert not (job.out / "marker").exists()
 
