@@ -196,8 +196,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     stack: scripts/train_env.sh).
 
     Under pytest-xdist (``-n``, ``--dist loadgroup --no-loadscope-reorder``: the suite's default, pyproject.toml)
-    each test file runs whole in one worker, in its order, its module fixtures set up once; every test that starts
-    a Ray cluster runs in one worker (``ray``), so two clusters never start side by side. The workers take the
+    each test file runs whole in one worker, in its order, its module fixtures set up once (the two Ray files each
+    start a cluster of their own, with their own ports and folders, and may run side by side). The workers take the
     groups longest first (``tests/timings.json``; a group it does not name goes after those it does), so that no
     long file starts late and runs alone at the end; the stacks' tests still come last."""
     parallel = os.environ.get("PYTEST_XDIST_WORKER") is not None
