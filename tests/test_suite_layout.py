@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TOY = '''
+TOY = """
 import os, pytest
 
 @pytest.mark.xdist_group("one")
@@ -18,16 +18,16 @@ import os, pytest
 def test_where(i):
     with open(os.path.join(os.environ["TOY_OUT"], f"ran-{i}"), "w") as out:
         out.write(os.environ["PYTEST_XDIST_WORKER"])
-'''
+"""
 #: What pytest 9.2 does to xdist 3.8's group names, done by hand on any pytest: the @group suffix dropped again.
-LOST_GROUPS = '''
+LOST_GROUPS = """
 import pytest
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         item._nodeid = item.nodeid.split("@")[0]
-'''
+"""
 
 
 def _toy(tmp_path: Path, conftest: str) -> subprocess.CompletedProcess[str]:

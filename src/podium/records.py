@@ -179,6 +179,9 @@ class RunRecord:
     #: A Gymnasium episode's own facts (task, model, reward, steps, budgets, whether a sealed test was touched,
     #: which signals of the hidden answers the policy could see; :mod:`podium.gym`); None for any other run.
     gym: dict[str, Any] | None = None
+    #: The declaration that graded the run: ``{"sha256": ..., "source": "built-in" | "user"}``, the digest of its
+    #: competition's folder (:func:`podium.declarations.digest`); None in records of older podiums.
+    declaration: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -190,7 +193,7 @@ class RunRecord:
         data = asdict(self)
         if self.error is None:
             del data["error"]
-        for key in ("node", "cluster", "compute", "gym"):  # a local run's record is as it always was
+        for key in ("node", "cluster", "compute", "gym", "declaration"):  # a local run's record is as it always was
             if data[key] is None:
                 del data[key]
         if self.status == "harness_error":  # what was gathered before the harness failed is kept

@@ -12,10 +12,12 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from podium import declarations
 from podium.competition import COLUMN_KINDS, COMPETITIONS_DIR, PUBLISHED_VERSION, Column, Competition, MetricSpec
 from podium.errors import RegistryError, UnknownCompetitionError, UnknownVersionError, UsageError
 from podium.leaderboard import Leaderboard
@@ -23,8 +25,9 @@ from podium.metrics import METRICS
 
 __all__ = ["COMPETITIONS_DIR", "SPLITS", "get", "ids", "load_all", "split_ids"]
 
-#: The named splits (``splits.yaml``, plus ``lite`` = ``low`` and ``all``).
-SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "all")
+#: The named splits (``splits.yaml``, plus ``lite`` = ``low``, ``user``: the competitions of the user's own folders,
+#: and ``all``: podium's and the user's).
+SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "user", "all")
 
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -60,19 +63,39 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
     return merged
 
 
-@cache
-def _read_declaration(competition_id: str) -> dict[str, Any]:
-    path = COMPETITIONS_DIR / competition_id / "competition.yaml"
-    if not path.exists():
+def _folder(competition_id: str) -> Path:
+    folder = declarations.folders().get(competition_id)
+    if folder is None:
         raise UnknownCompetitionError(competition_id, _suggest(competition_id))
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    return folder
+
+
+def _read_declaration(competition_id: str) -> dict[str, Any]:
+    folder = _folder(competition_id)
+    path = folder / "competition.yaml"
+    return _parse(path, path.stat().st_mtime_ns, competition_id)
+
+
+@cache
+def _parse(path: Path, mtime_ns: int, competition_id: str) -> dict[str, Any]:
+    """``competition.yaml`` at ``path`` as it is on disk (``mtime_ns`` keys the cache: an edit is read anew)."""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        raise RegistryError(f"{path}: not YAML ({' '.join(str(exc).split())[:300]})") from None
     if not isinstance(data, dict) or data.get("id") != competition_id:
         raise RegistryError(f"{path}: the declaration must be a mapping whose id is {competition_id!r}")
+    left = declarations.todos(data)
+    if left:
+        raise RegistryError(
+            f"{path}: {len(left)} TODO(s) left to decide: {'; '.join(left)}. Fix: write each value and remove its "
+            "TODO (docs/declaring.md, 'Adding a competition')"
+        )
     return data
 
 
-def _read_leaderboard(competition_id: str, higher_is_better: bool) -> Leaderboard | None:
-    path = COMPETITIONS_DIR / competition_id / "leaderboard.json"
+def _read_leaderboard(folder: Path, higher_is_better: bool) -> Leaderboard | None:
+    path = folder / "leaderboard.json"
     if not path.exists():
         return None
     board = Leaderboard.from_dict(json.loads(path.read_text(encoding="utf-8")))
@@ -102,7 +125,12 @@ def _check_choices(merged: Mapping[str, Any], where: str, version: int) -> None:
 
 def _build(data: Mapping[str, Any], version: int | None) -> Competition:
     cid = data["id"]
-    where = f"competitions/{cid}/competition.yaml"
+    folder = _folder(cid)
+    where = (
+        f"competitions/{cid}/competition.yaml"
+        if folder.parent == COMPETITIONS_DIR
+        else str(folder / "competition.yaml")
+    )
     versions_raw: Mapping[int, Any] = data.get("versions") or {}
     versions = tuple(sorted({1, *map(int, versions_raw)}))
     chosen = versions[-1] if version is None else version
@@ -161,8 +189,8 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
         sample_submission_score=None if score is None else float(score),
         changes=changes,
         notes=tuple(merged.get("notes") or ()),
-        leaderboard=_read_leaderboard(cid, metric.higher_is_better),
-        folder=COMPETITIONS_DIR / cid,
+        leaderboard=_read_leaderboard(folder, metric.higher_is_better),
+        folder=folder,
         fixture=merged.get("fixture") or {},
         prepare=merged.get("prepare") or {},
         data_version=data_versions[chosen],
@@ -193,16 +221,23 @@ def get(ref: str, version: int | None = None, *, latest: bool = False) -> Compet
 
 
 def ids() -> list[str]:
-    """Every registered competition id, sorted."""
-    return sorted(p.name for p in COMPETITIONS_DIR.iterdir() if (p / "competition.yaml").is_file())
+    """Every registered competition id, podium's own and those of the user's folders, sorted."""
+    return sorted(declarations.folders())
+
+
+def _splits() -> dict[str, tuple[str, ...]]:
+    splits = dict(_named_splits())
+    found = declarations.folders()
+    splits["user"] = tuple(sorted(cid for cid, folder in found.items() if folder.parent != COMPETITIONS_DIR))
+    splits["all"] = tuple(sorted(found))
+    return splits
 
 
 @cache
-def _splits() -> dict[str, tuple[str, ...]]:
+def _named_splits() -> dict[str, tuple[str, ...]]:
     raw = yaml.load((COMPETITIONS_DIR / "splits.yaml").read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     splits = {name: tuple(members) for name, members in raw.items()}
     splits["lite"] = splits["low"]
-    splits["all"] = tuple(ids())
     return splits
 
 

@@ -63,10 +63,12 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from podium import registry
+    from podium.declarations import source_of
+    from podium.untrusted import printable
 
     comps = registry.load_all(args.split, latest=args.latest)
     if args.json:
-        _print_json([c.to_dict() for c in comps])
+        _print_json([{**c.to_dict(), "source": source_of(c.folder)} for c in comps])
         return 0
     rows = [
         [
@@ -77,10 +79,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             str(c.leaderboard.n_teams) if c.leaderboard else "-",
             "yes" if c.awards_medals else "no",
             str(c.version),
+            printable(source_of(c.folder)),
         ]
         for c in comps
     ]
-    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "kaggle medals", "version"]))
+    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "kaggle medals", "version", "source"]))
     print(f"\n{len(comps)} competition(s) in split {args.split!r}; {_definitions(args.latest)}")
     return 0
 
@@ -94,9 +97,11 @@ def _definitions(latest: bool) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from podium import registry
+    from podium.declarations import digest, source_of
+    from podium.untrusted import printable
 
     comp = registry.get(args.id, latest=args.latest)
-    data = comp.to_dict()
+    data = {**comp.to_dict(), "source": source_of(comp.folder), "declaration_sha256": digest(comp.folder)}
     if args.json:
         _print_json(data)
         return 0
@@ -119,8 +124,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         "bronze_threshold",
         "median_threshold",
         "awards_medals",
+        "source",
+        "declaration_sha256",
     ):
-        print(f"  {key:24} {data[key]}")
+        print(f"  {key:24} {printable(str(data[key]))}")
     if comp.changes:
         print(f"  {'changes':24} {comp.changes}")
     if not comp.awards_medals:

@@ -32,6 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str]) -> int:
     try:
         args = build_parser().parse_args(join_values(argv))
+        if getattr(args, "competitions_dir", None):
+            from podium.declarations import use_dirs
+
+            use_dirs(args.competitions_dir)  # into $PODIUM_COMPETITIONS_PATH: the processes podium starts see them
         code: int = args.fn(args)
         return code
     except PodiumError as exc:

@@ -306,4 +306,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=values.count(0, "--port"), default=8000, help="port to listen on (0: any free one)")
     p.add_argument("--token", nargs="?", const="", metavar="T", help="require T on every request; alone: a random T")
     p.set_defaults(fn=commands.cmd_serve)
+    _competitions_dir_everywhere(sub, skip=("env",))
     return parser
+
+
+def _competitions_dir_everywhere(sub: argparse._SubParsersAction, skip: Sequence[str]) -> None:
+    """``--competitions-dir`` on every command (and sub-command) that reads competitions: all but ``skip``."""
+    for name, command in sub.choices.items():
+        if name in skip:
+            continue
+        nested = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:
+            _competitions_dir_everywhere(nested[0], skip=())
+        else:
+            command.add_argument(
+                "--competitions-dir",
+                action="append",
+                metavar="DIR",
+                help="a folder of your own competition declarations, one sub-folder each, or one declaration "
+                "(repeatable; also $PODIUM_COMPETITIONS_PATH, colon-separated; docs/declaring.md)",
+            )

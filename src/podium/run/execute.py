@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from podium import __version__
+from podium import __version__, declarations
 from podium.competition import Competition
 from podium.data.prepare import description_variant
 from podium.errors import HarnessError, PodiumError
@@ -65,7 +65,17 @@ def new_record(config: RunConfig, competition: Competition, seed: int, gpu_ids: 
             "disk_bytes": config.disk_bytes,
         },
         description=description_variant(competition, config.data_dir),
+        declaration=declaration_of(competition),
     )
+
+
+def declaration_of(competition: Competition) -> dict[str, str]:
+    """What a record names of the declaration that grades it: its folder's digest, and whether it is podium's own."""
+    source = declarations.source_of(competition.folder)
+    return {
+        "sha256": declarations.digest(competition.folder),
+        "source": "built-in" if source == declarations.BUILTIN else "user",
+    }
 
 
 def execute(
