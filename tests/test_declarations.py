@@ -101,35 +101,103 @@ def test_a_declaration_with_a_todo_left_is_refused_naming_each(own: Path) -> Non
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "TODO(s) left" in result.stderr
 
 
-def test_every_stage_runs_on_a_users_competition_and_the_record_names_its_declaration(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """my-spaceship declared in a folder of its own, prepared from its generated raw files and run by the dummy,
+    every step through the command line with --competitions-dir."""
     from podium.fixtures import make_raw
 
-    root = tmp_path / "mine"
+    tmp = tmp_path_factory.mktemp("declared")
+    root = tmp / "mine"
     root.mkdir()
     folder = _declare(root, "my-spaceship")
-    dirs = ["--competitions-dir", str(root)]
-    os.environ[declarations.PATH_VARIABLE] = str(root)
-    try:
-        raw = make_raw(registry.get("my-spaceship"), tmp_path / "raw")
-    finally:
-        del os.environ[declarations.PATH_VARIABLE]
-    data, runs = tmp_path / "data", tmp_path / "runs"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(declarations.PATH_VARIABLE, str(root))
+        raw = make_raw(registry.get("my-spaceship"), tmp / "raw")
+    data, runs = tmp / "data", tmp / "runs"
+    dirs = ("--competitions-dir", str(root))
     prepared = _podium("prepare", "-c", "my-spaceship", "--from", str(raw), "--data-dir", str(data), *dirs)
     assert prepared.returncode == 0, prepared.stderr
-    ran = _podium("run", "--agent", "dummy", "--competitions", "my-spaceship", "--time-limit", "2m", "--data-dir",
-                  str(data), "--runs-dir", str(runs), *dirs)  # fmt: skip
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    record = json.loads((runs / "default" / "my-spaceship" / "0" / "record.json").read_text())
+    result = _podium("run", "--agent", "dummy", "--competitions", "my-spaceship", "--time-limit", "2m",
+                     "--data-dir", str(data), "--runs-dir", str(runs), *dirs)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"root": root, "folder": folder, "data": data, "runs": runs, "tmp": tmp}
+
+
+def test_every_stage_runs_on_a_users_competition_and_the_record_names_its_declaration(ran: dict[str, Path]) -> None:
+    dirs = ("--competitions-dir", str(ran["root"]))
+    run = ran["runs"] / "default" / "my-spaceship" / "0"
+    record = json.loads((run / "record.json").read_text())
     assert record["grade"]["valid_submission"] is True  # graded in its isolated child, which found it too
-    assert record["declaration"] == {"sha256": declarations.digest(folder), "source": "user"}
-    submission = runs / "default" / "my-spaceship" / "0" / "submission" / "submission.csv"
-    graded = _podium("grade-sample", str(submission), "my-spaceship", "--data-dir", str(data), *dirs)
+    assert record["declaration"] == {"sha256": declarations.digest(ran["folder"]), "source": "user"}
+    submission = run / "submission" / "submission.csv"
+    graded = _podium("grade-sample", str(submission), "my-spaceship", "--data-dir", str(ran["data"]), *dirs)
     assert graded.returncode == 0 and json.loads(graded.stdout)["score"] == record["grade"]["score"]
-    report = _podium("report", str(runs / "default"), *dirs)
+    report = _podium("report", str(ran["runs"] / "default"), *dirs)
     assert report.returncode == 0 and "my-spaceship" in report.stdout, report.stderr
-    # without the folder the competition is unknown, in one line that says where competitions come from
-    unknown = _podium("grade-sample", str(submission), "my-spaceship", "--data-dir", str(data))
+    said = f"graded by declarations of the user's own, not podium's: my-spaceship (sha256 {declarations.digest(ran['folder'])[:16]}...)"
+    assert said in " ".join(report.stdout.split()), report.stdout  # the text report wraps its notes
+    # without the folder the competition is unknown, in one line
+    unknown = _podium("grade-sample", str(submission), "my-spaceship", "--data-dir", str(ran["data"]))
     assert unknown.returncode == 2 and "my-spaceship" in unknown.stderr
+
+
+def test_a_bundle_carries_the_declaration_and_verify_grades_with_it_and_names_a_changed_one(
+    ran: dict[str, Path],
+) -> None:
+    import tarfile
+
+    bundle = ran["tmp"] / "bundle.tar.gz"
+    dirs = ("--competitions-dir", str(ran["root"]))
+    made = _podium("bundle", "create", str(ran["runs"] / "default"), "-o", str(bundle), "--data-dir", str(ran["data"]),
+                   *dirs)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    with tarfile.open(bundle) as tar:
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("podium-bundle/manifest.json"))  # type: ignore[arg-type]
+    assert "podium-bundle/competitions/my-spaceship/competition.yaml" in names
+    assert manifest["declarations"]["my-spaceship"] == {
+        "sha256": declarations.digest(ran["folder"]),
+        "source": "user",
+        "bundled": "competitions/my-spaceship",
+    }
+    # elsewhere, without the author's folder: graded again by the bundle's copy
+    alone = _podium("bundle", "verify", str(bundle), "--data-dir", str(ran["data"]))
+    assert alone.returncode == 0, alone.stdout + alone.stderr[-2000:]
+    assert _podium("bundle", "verify", str(bundle), "--data-dir", str(ran["data"]), *dirs).returncode == 0
+    # the verifier's own declaration differs: said, and the run graded again by theirs
+    changed = ran["tmp"] / "changed"
+    shutil.copytree(ran["folder"], changed / "my-spaceship")
+    (changed / "my-spaceship" / "description.md").write_text("Another description.\n")
+    other = _podium("bundle", "verify", str(bundle), "--data-dir", str(ran["data"]), "--competitions-dir", str(changed))
+    assert other.returncode == 1
+    (line,) = [line for line in other.stdout.splitlines() if line.startswith("declaration: ")]
+    assert line.startswith("declaration: my-spaceship: its runs were graded by the declaration sha256 ")
+    assert line.endswith("graded again by yours")
+
+
+def test_verify_never_runs_python_from_a_bundled_declaration(ran: dict[str, Path]) -> None:
+    import io
+    import tarfile
+
+    bundle, forged = ran["tmp"] / "bundle.tar.gz", ran["tmp"] / "hooked.tar.gz"
+    if not bundle.exists():
+        pytest.skip("needs the bundle of the test before")
+    marker = ran["tmp"] / "ran-the-hook"
+    hook = f"open({str(marker)!r}, 'w').write('ran')\n".encode()
+    with tarfile.open(bundle) as source, tarfile.open(forged, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None  # type: ignore[union-attr]
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+        extra = tarfile.TarInfo("podium-bundle/competitions/my-spaceship/hooks.py")
+        extra.size = len(hook)
+        target.addfile(extra, io.BytesIO(hook))
+    result = _podium("bundle", "verify", str(forged), "--data-dir", str(ran["data"]))
+    assert result.returncode == 1 and not marker.exists()
+    assert any(
+        line.startswith("not verified: cannot re-grade my-spaceship: its declaration holds Python (hooks.py)")
+        for line in result.stdout.splitlines()
+    ), result.stdout
 
 
 def test_a_builtin_runs_record_names_podiums_own_declaration(spaceship_data_dir: Path, tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ the ``audit.json`` that ``bundle verify`` checks. The archive holds, under ``pod
     agents/<agent hash>/...                  each agent folder that ran, as its hash reads it (the audit
                                              finds it and checks it against the record's agent_hash)
     environments/<digest>.json               the lock of each environment the runs' code ran with
+    competitions/<id>/...                    the declaration of each competition of the author's own
+                                             (--competitions-dir) that the runs name (:mod:`podium.publish.declared`)
     index.html                               `podium report`'s HTML over the groups, each run linked to
     pages/<group>/<competition>/<seed>.html  its own page (transcript, code, journal, logs, files)
     README.md                                how to open and verify it
@@ -54,6 +56,7 @@ from podium.publish.bundlefiles import (
     _Writer,
     checksums_digest,
 )
+from podium.publish.declared import declaration_entries, own_folders
 from podium.publish.pages import TRANSCRIPT, run_page
 from podium.publish.recheck import AUDIT_CHECKS
 from podium.publish.runs import progress, read_record
@@ -182,6 +185,13 @@ def create_bundle(
                         writer.add_data(f"environments/{entry['environment']}.json", lock)
                 size = sum(writer.files[f"{place}/{f}"]["size"] for f in entry["files"])
                 say(f"[{index}/{len(rows)}] {place.removeprefix('runs/')}: {len(entry['files'])} files, {size} bytes")
+            declared = declaration_entries({str(r["competition_id"]) for r in rows})
+            for place, folder in own_folders(declared).items():  # the author's own: the verifier may not have them
+                _, left_out = _add_tree(writer, folder, place, prepared.private_only(), max_file_size, secret_in,
+                                        _not_declared)  # fmt: skip
+                if left_out:
+                    raise UsageError(f"{folder}: cannot bundle the declaration whole ({left_out[0]['path']}: "
+                                     f"{left_out[0]['reason']}); its runs could not be graded again elsewhere")  # fmt: skip
             with tempfile.SpooledTemporaryFile(max_size=32 << 20, mode="w+b") as spool:
                 text = _TextSpool(spool)
                 _report_html(inputs, pages, text)
@@ -195,6 +205,7 @@ def create_bundle(
                 "environments": environments,
                 "agents": agents,
                 "data": prepared.summary,
+                "declarations": declared,
                 "files": writer.files,
             }
             data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
@@ -214,6 +225,11 @@ def create_bundle(
         "without_agent_folder": [r["path"] for r in runs if r["agent_bundled"] is None],
         "signed": sign is not None,
     }
+
+
+def _not_declared(entry: os.DirEntry[str]) -> bool:
+    """What a declaration's digest leaves out (:func:`podium.declarations.digest`), left out of the bundle too."""
+    return entry.name in ("__pycache__", ".DS_Store")
 
 
 def _audit(groups: Sequence[str], data_dir: Path, agent_dir: Path | None, say: Callable[[str], None]) -> None:

@@ -59,6 +59,13 @@ class _Prepared:
                 if isinstance(value, str) and not value.startswith("manifest:"):
                     self.by_hash.setdefault(value, f"{cid}/prepared/{name}")
 
+    def private_only(self) -> _Prepared:
+        """The same, knowing only the private files' copies (a declaration's description is also public)."""
+        view = object.__new__(_Prepared)
+        view.summary = self.summary
+        view.by_hash = {h: where for h, where in self.by_hash.items() if "/prepared/private/" in where}
+        return view
+
 
 def _walk(
     root: Path, leave: Callable[[os.DirEntry[str]], bool] | None = None

@@ -10,7 +10,8 @@ It is read once, as a stream, by podium's own tar reader (:func:`podium.publish.
 2. the runs are the ``record.json`` files unpacked; the manifest's ``runs`` must name exactly them, and each
    record's group, competition and seed its place;
 3. every competition they name must be prepared here and listed in the manifest's ``data``, else it is a
-   difference ("not verified: cannot re-grade ..."), never a skip;
+   difference ("not verified: cannot re-grade ..."), never a skip; its declaration is the verifier's own or the
+   bundle's copy of the author's, and the digest each record names must be it (:mod:`podium.publish.declared`);
 4. seeds whose files are another seed's, and run ids two records claim (:mod:`podium.publish.seeds`);
 5. every other field a report reads against the bundle's evidence (:mod:`podium.publish.evidence`): the group's
    ``group.json``, the agent's folder, ``llm_calls.jsonl``, ``resources.jsonl``;
@@ -35,6 +36,7 @@ from typing import Any
 from podium.errors import UsageError
 from podium.paths import CompetitionPaths, default_data_dir
 from podium.publish.bundlefiles import MANIFEST, SCHEMA, checksums_digest
+from podium.publish.declared import bundled_declarations
 from podium.publish.evidence import (
     BUNDLES_WORD,
     agent_name,
@@ -267,11 +269,11 @@ def verify_bundle(
         found = find_runs(unpacked.files, differences.append)
         _compare_runs(manifest, found, differences.append)
         records = {place: read_json(root / place / "record.json") for place in found}
-        prepared = _compare_data(
-            manifest, {str(r.get("competition_id")) for r in records.values() if r}, data, differences.append
-        )
-        check_seeds(records, unpacked.files, differences.append)
-        counts = _check_runs(root, records, data, prepared, differences.append, say)
+        with bundled_declarations(root, records, differences.append) as cannot:
+            named = {str(r.get("competition_id")) for r in records.values() if r}
+            prepared = _compare_data(manifest, named - cannot, data, differences.append)
+            check_seeds(records, unpacked.files, differences.append)
+            counts = _check_runs(root, records, data, prepared, differences.append, say)
         summary = {
             "runs": len(records),
             "files": len(unpacked.files) + 1 + (unpacked.signature is not None),

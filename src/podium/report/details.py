@@ -49,6 +49,8 @@ DETAILS = (
     "run_dir",
     "compute_profile",
     "compute_used",
+    "declaration_sha256",
+    "declaration_source",
 )
 
 #: What ``--by`` may label the rows by: the field and how its value is written in a label.
@@ -130,6 +132,17 @@ def record_details(data: Mapping[str, Any], path: Path, cache: dict[tuple[str, i
         "gpu_hours": (gpus or 0) * float(seconds) / 3600 if seconds is not None else None,
         "run_dir": str(path.parent),
         **run_compute(data),
+        **_declaration(data.get("declaration")),
+    }
+
+
+def _declaration(declared: Any) -> dict[str, str | None]:
+    """The record's declaration (its digest; ``built-in`` or ``user``); None where an older podium wrote none."""
+    declared = declared if isinstance(declared, dict) else {}
+    sha256, source = declared.get("sha256"), declared.get("source")
+    return {
+        "declaration_sha256": sha256 if isinstance(sha256, str) else None,
+        "declaration_source": source if source in ("built-in", "user") else None,
     }
 
 

@@ -145,8 +145,21 @@ def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Sourc
     for agent, runs in sorted(by_agent.items()):
         runs.sort(key=lambda r: (r["competition_id"], r["seed"]))
         label = f"{agent} ({group.name})"
-        sources.append(_Source(str(group), "podium run group", label, runs, old + _gap_notes(runs), asked))
+        notes = old + _gap_notes(runs) + _declared_notes(runs)
+        sources.append(_Source(str(group), "podium run group", label, runs, notes, asked))
     return sources
+
+
+def _declared_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Which declarations outside podium graded the runs (a user's own, ``--competitions-dir``), by digest."""
+    declared: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        if run.get("declaration_source") == "user":
+            declared[str(run["competition_id"])].add(str(run.get("declaration_sha256"))[:16])
+    if not declared:
+        return []
+    named = ", ".join(f"{printable(cid, 100)} (sha256 {'/'.join(sorted(d))}...)" for cid, d in sorted(declared.items()))
+    return [f"graded by declarations of the user's own, not podium's: {named}"]
 
 
 _NOT_ASKED = (
