@@ -272,6 +272,32 @@ def test_ctrl_c_cancels_the_runs_and_leaves_no_process_on_any_node(cluster, data
     assert not list(runs.glob("default/*/.*.tmp-*")) and not _records(runs)
 
 
+def test_a_users_own_competition_is_shipped_to_the_nodes_with_its_declaration(cluster, tmp_path: Path) -> None:
+    """Issue 42 §1: a competition of the user's own folder (--competitions-dir), which no node has, runs on them: its
+    declaration travels with the batch, checked by its digest on the node, and the record names it."""
+    from podium import declarations, registry
+    from podium.data.prepare import prepare_offline
+
+    mine = tmp_path / "mine"
+    folder = shutil.copytree(registry.COMPETITIONS_DIR / "practice-wine", mine / "my-wine",
+                             ignore=shutil.ignore_patterns("checksums.json", "__pycache__"))  # fmt: skip
+    text = (folder / "competition.yaml").read_text()
+    (folder / "competition.yaml").write_text(text.replace("id: practice-wine\n", "id: my-wine\n", 1))
+    data, runs = tmp_path / "data", tmp_path / "runs"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(declarations.PATH_VARIABLE, str(mine))
+        prepare_offline([registry.get("my-wine")], data)
+    command = [sys.executable, "-m", "podium", "run", "--agent", "dummy", "--competitions", "my-wine", "--time-limit",
+               "2m", "--data-dir", str(data), "--runs-dir", str(runs), "--competitions-dir", str(mine),
+               "--cluster", f"ray:{cluster.address}"]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PODIUM_PROGRESS_SECONDS": "0"})  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    record = _records(runs)[("my-wine", 0)]
+    assert record["status"] == "finished" and record["grade"]["valid_submission"], record.get("error")
+    assert record["node"] and record["declaration"] == {"sha256": declarations.digest(folder), "source": "user"}
+
+
 def test_nodes_read_a_shared_data_dir_checked_against_the_checksums(cluster, data_dir: Path, tmp_path: Path) -> None:
     """--node-data-dir: nothing is shipped; each node checks the shared public folder and remembers it."""
     runs = tmp_path / "runs"

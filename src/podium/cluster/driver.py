@@ -32,10 +32,11 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from podium import declarations
 from podium.cluster.address import ClusterSpec
 from podium.cluster.node import Shipment, drop_part, read_part, run_on_node
 from podium.cluster.packing import CHUNK_BYTES, MAX_MEMBERS, tar_bound
@@ -223,10 +224,14 @@ def _ship(ray: Any, config: RunConfig, competition: Competition, cluster: Cluste
     paths = CompetitionPaths(config.data_dir, competition.id)
     checksums = public_checksums((paths.record() or {}).get("checksums", {}))
     digest = public_digest(checksums)
+    shipment = Shipment(competition.id, checksums, digest, shared=cluster.node_data_dir)
+    if declarations.source_of(competition.folder) != declarations.BUILTIN:  # the user's own: the nodes have none
+        folder = competition.folder
+        parcel = Parcel.put(ray, folder, skip=[folder / "__pycache__"])
+        shipment = replace(shipment, declaration=parcel, declaration_sha256=declarations.digest(folder))
     if cluster.node_data_dir is not None:
-        return Shipment(competition.id, checksums, digest, shared=cluster.node_data_dir), None
-    data = Parcel.put(ray, paths.public)  # the public folder only: the answers stay here
-    return Shipment(competition.id, checksums, digest), data
+        return shipment, None
+    return shipment, Parcel.put(ray, paths.public)  # the public folder only: the answers stay here
 
 
 def _land(

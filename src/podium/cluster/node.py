@@ -69,6 +69,31 @@ class Shipment:
     checksums: dict[str, str]  # the recorded checksums of the public side
     digest: str  # their digest, the name of the node's cached copy
     shared: Path | None = None
+    #: A declaration of the user's own (``--competitions-dir``), which the nodes do not have: its folder in the
+    #: object store and its digest (:func:`podium.declarations.digest`), which the node's copy must have.
+    declaration: Parcel | None = None
+    declaration_sha256: str | None = None
+
+
+@contextlib.contextmanager
+def declared_here(ray: Any, shipment: Shipment) -> Iterator[None]:
+    """While open, the registry of this task finds the user's own declaration the driver shipped (unpacked once per
+    node, named by its digest, checked against it), as the driver's does; nothing for podium's own."""
+    from podium import declarations
+
+    if shipment.declaration is None or shipment.declaration_sha256 is None:
+        yield
+        return
+    digest = shipment.declaration_sha256
+    folder = unpack_once(
+        shipment.declaration.opener(ray),
+        node_cache() / "declarations" / digest[:32] / shipment.competition_id,
+        **shipment.declaration.caps(),
+    )
+    if declarations.digest(folder) != digest:
+        raise HarnessError(f"{shipment.competition_id}: the declaration shipped to this node is not the driver's")
+    with keys_set({declarations.PATH_VARIABLE: str(folder.parent)}):
+        yield
 
 
 def node_cache() -> Path:
@@ -167,8 +192,9 @@ def run_on_node(
     root = owner.mkdtemp("node")
     staging = RunPaths(root / "run")
     try:
-        with keys_set(keys or {}):
+        with keys_set(keys or {}), contextlib.ExitStack() as declared:
             try:
+                declared.enter_context(declared_here(ray, shipment))
                 competition = registry.get(ref)
                 config = _on_this_node(ray, config, shipment, data, agent)
             except Exception as exc:

@@ -27,7 +27,15 @@ from typing import Any
 from podium import owner
 from podium.cluster.address import ClusterSpec, parse_cluster
 from podium.cluster.driver import NodeWork, run_cluster_batch
-from podium.cluster.node import Shipment, keys_set, node_answer, node_data, node_name, sweep_node
+from podium.cluster.node import (
+    Shipment,
+    declared_here,
+    keys_set,
+    node_answer,
+    node_data,
+    node_name,
+    sweep_node,
+)
 from podium.cluster.transfer import Parcel
 from podium.errors import UsageError
 from podium.gym.env import PodiumEnv, run_config
@@ -204,8 +212,9 @@ def play_on_node(
     origin: str | None = None
     failure: Exception | None = None
     try:
-        with keys_set(keys or {}):
+        with keys_set(keys or {}), contextlib.ExitStack() as declared:
             try:
+                declared.enter_context(declared_here(ray, shipment))
                 rollout = RolloutSettings(**settings)
                 here_data = str(node_data(ray, shipment, data))  # the public side only
                 kwargs = {**rollout.env_kwargs(), "runs_dir": str(runs), "run_group": record.run_group}
