@@ -214,4 +214,6 @@ def test_the_notebooks_of_a_users_competition_are_its_own_kernels_txt(own: Path)
 
     (own / "my-spaceship" / "kernels.txt").write_text("# the top public notebooks\nalice/first-try\nbob/second\n")
     assert kernel_refs("my-spaceship") == ["alice/first-try", "bob/second"]
-    assert kernel_refs("spaceship-titanic") == kernel_refs("spaceship-titanic") and kernel_refs("nowhere") == []
+    builtin = (registry.COMPETITIONS_DIR / "aerial-cactus-identification" / "kernels.txt").read_text().split()
+    assert kernel_refs("aerial-cactus-identification") == [r for r in builtin if not r.startswith("#")]
+    assert kernel_refs("nowhere") == []
