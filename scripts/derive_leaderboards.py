@@ -5,13 +5,13 @@ Usage: python scripts/derive_leaderboards.py [LEADERBOARD_DIR]   (default ../sha
 Writes ``src/podium/competitions/<id>/leaderboard.json`` for every registered competition whose
 CSV exists: team count, gold/silver/bronze/median thresholds and 101 score quantiles. The score
 direction comes from the competition's declaration, never from the CSV's row order; a CSV whose
-order disagrees with it is reported. Rows without a score are dropped, as are rows listed in the
+order disagrees with it is reported. The CSV is read by ``podium.data.leaderboard_csv`` (as ``podium new
+--leaderboard`` reads one): rows without a finite score are dropped, as are rows listed in the
 declaration's ``leaderboard_exclude_scores`` (e.g. placeholder scores).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
@@ -20,13 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from podium import registry  # noqa: E402
+from podium.data.leaderboard_csv import direction_of, read_leaderboard_csv  # noqa: E402
 from podium.leaderboard import Leaderboard  # noqa: E402
-
-
-def read_scores(path: Path) -> list[float]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [float(r["score"]) for r in rows if r.get("score") not in (None, "")]
 
 
 def main(argv: list[str]) -> int:
@@ -53,8 +48,8 @@ def main(argv: list[str]) -> int:
         declared = registry._read_declaration(cid)
         higher = bool(declared["metric"]["higher_is_better"])
         excluded = {float(x) for x in declared.get("leaderboard_exclude_scores") or ()}
-        scores = [s for s in read_scores(path) if s not in excluded]
-        if len(scores) >= 2 and (scores[0] > scores[-1]) != higher and scores[0] != scores[-1]:
+        scores = [s for s in read_leaderboard_csv(path).scores if s not in excluded]
+        if direction_of(scores) not in (None, higher):
             print(f"{cid}: warning: CSV order suggests the other direction; using the declared one")
         board = Leaderboard.from_scores(scores, higher_is_better=higher)
         out = registry.COMPETITIONS_DIR / cid / "leaderboard.json"

@@ -62,8 +62,12 @@ def kernels_dir(data_dir: Path, competition_id: str) -> Path:
 
 
 def kernel_refs(competition_id: str) -> list[str]:
-    """The ``author/slug`` references of a competition's top public notebooks (empty if podium ships none)."""
-    source = resources.files("podium") / "competitions" / competition_id / "kernels.txt"
+    """The ``author/slug`` references of a competition's top public notebooks, from the ``kernels.txt`` beside its
+    declaration (podium's own, or a user's that ``podium new`` wrote); empty where there is none."""
+    from podium import declarations
+
+    folder = declarations.folders().get(competition_id)
+    source = (folder or resources.files("podium") / "competitions" / competition_id) / "kernels.txt"
     if not source.is_file():
         return []
     lines = (line.strip() for line in source.read_text(encoding="utf-8").splitlines())
