@@ -6,14 +6,14 @@ Writes ``src/podium/competitions/<id>/leaderboard.json`` for every registered co
 CSV exists: team count, gold/silver/bronze/median thresholds, 101 score quantiles and the latest
 ``submissionDate`` on the board (``last_submission``: the competition's deadline where its declaration
 states none; docs/declaring.md, "Deadline"). The score direction comes from the competition's
-declaration, never from the CSV's row order; a CSV whose order disagrees with it is reported. Rows
-without a score are dropped, as are rows listed in the declaration's ``leaderboard_exclude_scores``
-(e.g. placeholder scores).
+declaration, never from the CSV's row order; a CSV whose order disagrees with it is reported. The CSV is
+read by ``podium.data.leaderboard_csv`` (as ``podium new --leaderboard`` reads one): rows without a finite
+score are dropped, as are rows listed in the declaration's ``leaderboard_exclude_scores`` (e.g. placeholder
+scores).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
@@ -22,15 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from podium import registry  # noqa: E402
+from podium.data.leaderboard_csv import direction_of, read_leaderboard_csv  # noqa: E402
 from podium.leaderboard import Leaderboard  # noqa: E402
-
-
-def read_board(path: Path) -> tuple[list[float], str | None]:
-    """The CSV's scores in file order, and its latest submission date as written (None where it has none)."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    dates = [r["submissionDate"].strip() for r in rows if (r.get("submissionDate") or "").strip()]
-    return [float(r["score"]) for r in rows if r.get("score") not in (None, "")], max(dates, default=None)
 
 
 def main(argv: list[str]) -> int:
@@ -57,11 +50,11 @@ def main(argv: list[str]) -> int:
         declared = registry._read_declaration(cid)
         higher = bool(declared["metric"]["higher_is_better"])
         excluded = {float(x) for x in declared.get("leaderboard_exclude_scores") or ()}
-        all_scores, last_submission = read_board(path)
-        scores = [s for s in all_scores if s not in excluded]
-        if len(scores) >= 2 and (scores[0] > scores[-1]) != higher and scores[0] != scores[-1]:
+        board_csv = read_leaderboard_csv(path)
+        scores = [s for s in board_csv.scores if s not in excluded]
+        if direction_of(scores) not in (None, higher):
             print(f"{cid}: warning: CSV order suggests the other direction; using the declared one")
-        board = Leaderboard.from_scores(scores, higher_is_better=higher, last_submission=last_submission)
+        board = Leaderboard.from_scores(scores, higher_is_better=higher, last_submission=board_csv.last_submission)
         out = registry.COMPETITIONS_DIR / cid / "leaderboard.json"
         out.write_text(json.dumps(board.to_dict(), indent=1) + "\n", encoding="utf-8")
         written += 1

@@ -1,6 +1,7 @@
 """Reference leaderboards for the offline practice suite (the ``practice`` split).
 
 Usage: python scripts/practice_leaderboards.py [-c ID ...] [--check] [-v]
+       python scripts/practice_leaderboards.py -c ID --competitions-dir DIR --from RAW   (a competition of yours)
 
 The practice competitions are built from data that packages ship, so there is no Kaggle
 leaderboard to compare with. For each one this script prepares the competition into a temporary
@@ -16,6 +17,11 @@ writes the same files. ``--check`` compares instead of writing (exit 1 on a diff
 
 ``scripts/derive_leaderboards.py`` only writes competitions that have a Kaggle CSV, so it leaves
 these files alone.
+
+A competition of your own with one target (``podium new ID --from DIR --train ... --target ...``, which has no
+Kaggle leaderboard) gets one the same way: ``-c ID --competitions-dir DIR --from RAW`` prepares it from its raw
+files, reads its task from the declaration (a probability column: binary; a label: classification; a number:
+regression) and writes ``DIR/ID/leaderboard.json``, so that its grades are placed and medalled.
 """
 
 from __future__ import annotations
@@ -166,6 +172,40 @@ TASKS: dict[str, Callable[[Path], Task]] = {
     "practice-titanic": titanic,
     "practice-wine": wine,
 }
+
+
+def declared_task(competition: Any) -> Callable[[Path], Task]:
+    """The task of a competition of your own with one target (``podium new``): its public train.csv and test.csv,
+    read from its declaration: a probability column is a binary task (the positive class's probability), a label
+    column a classification (each model's most likely label), a number a regression."""
+    if len(competition.targets) != 1:
+        raise SystemExit(
+            f"{competition.id}: a reference population needs one target; it has {len(competition.targets)}"
+        )
+    id_col, (column, target) = competition.id_columns[0], competition.targets[0]
+    kind = competition.column(column).kind
+
+    def task(public: Path) -> Task:
+        if kind in ("float", "int") and competition.metric.metric.name not in ("accuracy", "quadratic_weighted_kappa"):
+            return _table_task(public, id_col, target, "regression", _value(id_col, column))
+        train = pd.read_csv(public / "train.csv")
+        classes = sorted(train[target].dropna().unique().tolist())
+        coded = public.parent / "coded"  # the target as class numbers, which the population predicts
+        coded.mkdir(exist_ok=True)
+        train.assign(**{target: train[target].map({c: i for i, c in enumerate(classes)})}).to_csv(
+            coded / "train.csv", index=False
+        )
+        (coded / "test.csv").write_bytes((public / "test.csv").read_bytes())
+        if kind == "probability":
+            return _table_task(coded, id_col, target, "binary", _positive_probability(id_col, column))
+        labels = np.asarray(classes, dtype=object)
+
+        def label(ids: np.ndarray, proba: np.ndarray) -> pd.DataFrame:
+            return pd.DataFrame({id_col: ids, column: labels[proba.argmax(axis=1)]})
+
+        return _table_task(coded, id_col, target, "binary" if len(classes) == 2 else "multiclass", label)
+
+    return task
 
 
 # ---------------------------------------------------------------------------- the populations
@@ -435,16 +475,18 @@ def _predict(model: Model, task: Task) -> np.ndarray:
 # ---------------------------------------------------------------------------- the leaderboard
 
 
-def reference_scores(competition_id: str, work: Path) -> list[tuple[str, float, float]]:
-    """Prepare the competition under ``work`` and grade every reference solution.
+def reference_scores(competition_id: str, work: Path, source: Path | None = None) -> list[tuple[str, float, float]]:
+    """Prepare the competition under ``work`` (from ``source``, its raw files, for one of your own) and grade
+    every reference solution.
 
     Returns (name, score, seconds) per solution, in population order.
     """
     comp = registry.get(competition_id)
-    outcome = prepare_competition(comp, work / "data")
+    outcome = prepare_competition(comp, work / "data", source=source)
     if outcome.status == "failed":
         raise RuntimeError(f"{competition_id}: {outcome.detail}")
-    task = TASKS[competition_id](work / "data" / competition_id / "prepared" / "public")
+    make_task = TASKS.get(competition_id) or declared_task(comp)
+    task = make_task(work / "data" / competition_id / "prepared" / "public")
     scores = []
     for name, model in POPULATIONS[task.kind](task):
         started = time.monotonic()
@@ -461,12 +503,13 @@ def reference_scores(competition_id: str, work: Path) -> list[tuple[str, float, 
     return scores
 
 
-def build(competition_id: str) -> tuple[Leaderboard, list[tuple[str, float, float]], float]:
-    """The reference leaderboard of one practice competition, its population's scores, and seconds."""
+def build(competition_id: str, source: Path | None = None) -> tuple[Leaderboard, list[tuple[str, float, float]], float]:
+    """The reference leaderboard of one practice competition (or one of your own), its population's scores, and
+    seconds."""
     started = time.monotonic()
     comp = registry.get(competition_id)
     with tempfile.TemporaryDirectory(prefix="podium-practice-") as tmp:
-        scores = reference_scores(competition_id, Path(tmp))
+        scores = reference_scores(competition_id, Path(tmp), source)
     board = Leaderboard.from_scores(
         [s for _, s, _ in scores], higher_is_better=comp.higher_is_better, source="reference"
     )
@@ -481,14 +524,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the files in place instead of writing")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="competitions built at once (default 2)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every reference solution's score")
+    parser.add_argument("--competitions-dir", action="append", metavar="DIR", help="a folder of your declarations")
+    parser.add_argument("--from", dest="source", metavar="RAW", help="the raw files of the one competition of yours")
     args = parser.parse_args(argv)
+    if args.competitions_dir:
+        from podium.declarations import use_dirs
+
+        use_dirs(args.competitions_dir)
     ids = args.competition or registry.split_ids("practice")
-    unknown = sorted(set(ids) - set(TASKS))
+    user = set(registry.split_ids("user"))
+    unknown = sorted(set(ids) - set(TASKS) - user)
     if unknown:
         parser.error(f"no reference population for {', '.join(unknown)}; known: {', '.join(sorted(TASKS))}")
+    if any(cid in user for cid in ids) and (args.source is None or len(ids) != 1):
+        parser.error("a competition of your own is prepared from its raw files: one -c ID with --from RAW")
+    source = Path(args.source) if args.source else None
     differ = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [(cid, pool.submit(build, cid)) for cid in ids]
+        futures = [(cid, pool.submit(build, cid, source)) for cid in ids]
         for cid, future in futures:
             board, scores, seconds = future.result()
             if args.verbose:
@@ -496,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, score, took in scores:
                     print(f"  {name:32} {score:<12.6g} {took:5.2f}s")
             text = json.dumps(board.to_dict(), indent=1) + "\n"
-            path = registry.COMPETITIONS_DIR / cid / "leaderboard.json"
+            path = registry.get(cid).folder / "leaderboard.json"
             status = "written"
             if args.check:
                 same = path.is_file() and path.read_text(encoding="utf-8") == text

@@ -81,6 +81,24 @@ def test_row_split_is_train_test_split_on_the_frame() -> None:
     assert split_frame(frame, everything)[1].equals(frame)
 
 
+def test_time_split_takes_the_latest_rows_and_a_moment_is_never_on_both_sides() -> None:
+    days = ["2021-01-03", "2021-01-01", "2021-01-05", "2021-01-02", "2021-01-05", "2021-01-04", "2021-01-05",
+            "2021-01-01", "2021-01-02", "2021-01-04"]  # fmt: skip
+    frame = pd.DataFrame({"day": days, "v": range(10)})
+    spec = SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "time": "day", "test_size": 0.2})
+    train, test = split_frame(frame, spec)
+    assert list(test["v"]) == [2, 4, 6]  # 2 rows asked, all three of the latest day taken
+    assert max(train["day"]) < min(test["day"]) and len(train) + len(test) == len(frame)
+    assert test.index.is_monotonic_increasing and train.index.is_monotonic_increasing
+    moments = pd.DataFrame({"t": ["2021-01-02 10:00 UTC", "2021-01-02 9:00 UTC", "2021-01-01 23:00 UTC"] * 3})
+    spec = SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "time": "t", "test_size": 3})
+    assert set(split_frame(moments, spec)[1]["t"]) == {"2021-01-02 10:00 UTC"}  # as times, not as text
+    with pytest.raises(SpecError, match="group and time"):
+        SplitSpec.from_dict({"engine": "pandas", "source": "t.csv", "time": "t", "group": "g", "test_size": 3})
+    with pytest.raises(SpecError, match="time need engine: pandas"):
+        SplitSpec.from_dict({"source": "t.csv", "time": "t", "test_size": 3})
+
+
 def test_small_test_size_applies_only_below_a_row_count() -> None:
     spec = SplitSpec.from_dict({"source": "t.csv", "test_size": 100, "small_test_size": 0.1})
     assert spec.resolved_test_size(100) == 0.1 and spec.resolved_test_size(101) == 100

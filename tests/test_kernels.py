@@ -1,4 +1,4 @@
-"""`podium kernels download`: notebooks pulled with the real ``kaggle`` client from the fake Kaggle of test_kaggle."""
+"""`podium kernels download`: notebooks pulled with the real ``kaggle`` client from the fake Kaggle of kaggle_fake."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("kaggle")
 pytest.importorskip("jupytext")
 
+from kaggle_fake import FakeKaggle, home, key, server  # noqa: F401  (fixtures)
 from podium.cli import main
 from podium.data import kernels
 from podium.data.prepare import PrepareError
-from test_kaggle import FakeKaggle, home, key, server  # noqa: F401  (fixtures)
 
 FIXTURE = (
     Path(__file__).parent / "fixtures" / "kernels" / "spaceship-titanic" / "fixture__spaceship-cabin-boosting.ipynb"

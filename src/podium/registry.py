@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from podium import declarations
+from podium import declarations, schema
 from podium.competition import (
     COLUMN_KINDS,
     COMPETITIONS_DIR,
@@ -100,6 +100,7 @@ def _parse(path: Path, mtime_ns: int, competition_id: str) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict) or data.get("id") != competition_id:
         raise RegistryError(f"{path}: the declaration must be a mapping whose id is {competition_id!r}")
+    schema.check_fields(data, str(path))
     left = declarations.todos(data)
     if left:
         raise RegistryError(

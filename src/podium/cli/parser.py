@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from podium import __version__
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
+from podium.cli.authoring import add_new_parser
 from podium.cli.contamination import add_familiarity_parser
 from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.gym import add_gym_parsers
@@ -173,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     ended_after_flag(p, "of those named; alone, of every registered competition")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_prepare)
+
+    add_new_parser(sub)
 
     p = sub.add_parser("kernels", help="the competitions' top public notebooks, for `podium audit --checks plagiarism`")
     kernels_sub = p.add_subparsers(dest="kernels_command", required=True)

@@ -64,11 +64,13 @@ def read_source(raw: Path, spec: SplitSpec) -> pd.DataFrame:
 
 def split_frame(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(train, test) as the published scripts split: ``train_test_split`` on the frame (rows in its
-    order), or on the group column's distinct values (each side in file order)."""
+    order), or on the group column's distinct values (each side in file order); or by time (``time``)."""
     from sklearn.model_selection import train_test_split
 
     if spec.test_size == "all":
         return frame.iloc[:0], frame
+    if spec.time is not None:
+        return _split_by_time(frame, spec)
     if spec.group is None:
         sizes = {"test_size": spec.resolved_test_size(len(frame)), "train_size": spec.train_size}
         train, test = train_test_split(frame, random_state=spec.random_state, **sizes)
@@ -82,6 +84,26 @@ def split_frame(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.
     train, test = frame[~in_test], frame[in_test]
     assert set(train[spec.group]).isdisjoint(test[spec.group]), "a group is on both sides"
     return train, test
+
+
+def _split_by_time(frame: pd.DataFrame, spec: SplitSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The latest rows by ``spec.time`` (dates where every cell reads as one, else the text) as the test set, as
+    many as ``train_test_split`` would draw; the rows at the cut's moment go with it, and each side keeps file order."""
+    import math
+
+    import pandas as pd
+
+    assert spec.time is not None
+    column = frame[spec.time]
+    moments = pd.to_datetime(column, errors="coerce", utc=True, format="mixed")
+    order = moments if moments.notna().all() else column.astype(str)
+    size = spec.resolved_test_size(len(frame))
+    count = math.ceil(size * len(frame)) if isinstance(size, float) else int(size or 0)
+    if not 0 < count < len(frame):
+        raise SpecError(f"prepare.split: a test size of {size} leaves no rows on one side of {len(frame)}")
+    cut = order.sort_values(kind="stable").iloc[len(frame) - count]
+    in_test = (order >= cut).to_numpy()
+    return frame[~in_test], frame[in_test]
 
 
 def renumbered(renumber: Renumber, sides: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

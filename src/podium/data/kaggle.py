@@ -36,6 +36,7 @@ __all__ = [
     "RulesNotAccepted",
     "credentials_source",
     "download",
+    "download_zip",
     "kaggle_client",
     "preflight",
     "rejected_credentials",
@@ -297,14 +298,21 @@ def download(competition: Competition, paths: CompetitionPaths) -> Path:
     unknown competition, a failed transfer (the partial file is kept for the next run) or an md5
     mismatch.
     """
+    archive = download_zip(competition.id, paths)
+    verify_zip_md5(competition, archive)
+    return archive
+
+
+def download_zip(competition_id: str, paths: CompetitionPaths) -> Path:
+    """:func:`download` of a competition podium does not declare yet (``podium new``): the zip, resumed, unchecked."""
     api, source = kaggle_client()
     import requests
 
     paths.root.mkdir(parents=True, exist_ok=True)
-    print(f"{competition.id}: downloading from Kaggle to {paths.zip}", file=sys.stderr)
+    print(f"{competition_id}: downloading from Kaggle to {paths.zip}", file=sys.stderr)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            api.competition_download_files(competition.id, path=str(paths.root), quiet=False)
+            api.competition_download_files(competition_id, path=str(paths.root), quiet=False)
     except requests.HTTPError as exc:
         # Kaggle's own RPCs are POSTs; an error from the storage URL it redirects to (a GET) is a failed transfer.
         status = status_of(exc) if _request_method(exc) == "POST" else None
@@ -312,25 +320,24 @@ def download(competition: Competition, paths: CompetitionPaths) -> Path:
             raise rejected_credentials(source, f"HTTP 401: {exc}") from exc
         if status == 403:
             raise PrepareError(
-                f"{competition.id}: Kaggle refuses the download ({exc}). Accept the competition's rules at "
-                f"{_rules_url(competition.id)}, then run again"
+                f"{competition_id}: Kaggle refuses the download ({exc}). Accept the competition's rules at "
+                f"{_rules_url(competition_id)}, then run again"
             ) from exc
         if status == 404:
-            raise PrepareError(f"Kaggle knows no competition named {competition.id} (HTTP 404)") from exc
-        raise _failed(competition, paths, exc) from exc
+            raise PrepareError(f"Kaggle knows no competition named {competition_id} (HTTP 404)") from exc
+        raise _failed(competition_id, paths, exc) from exc
     except (requests.RequestException, OSError, ValueError) as exc:  # ValueError: the size did not match
-        raise _failed(competition, paths, exc) from exc
+        raise _failed(competition_id, paths, exc) from exc
     if not paths.zip.is_file():
         found = sorted(p.name for p in paths.root.iterdir() if p.is_file() and p != paths.prepare_lock)
         raise PrepareError(
-            f"{competition.id}: Kaggle served no {paths.zip.name} (found in {paths.root}: {', '.join(found) or 'nothing'})"
+            f"{competition_id}: Kaggle served no {paths.zip.name} (found in {paths.root}: {', '.join(found) or 'nothing'})"
         )
-    verify_zip_md5(competition, paths.zip)
     return paths.zip
 
 
-def _failed(competition: Competition, paths: CompetitionPaths, exc: BaseException) -> PrepareError:
+def _failed(competition_id: str, paths: CompetitionPaths, exc: BaseException) -> PrepareError:
     kept = ""
     if paths.zip.is_file():
         kept = f" {paths.zip} ({paths.zip.stat().st_size} bytes so far) is kept; the next run resumes from it."
-    return PrepareError(f"{competition.id}: the download failed ({type(exc).__name__}: {exc}).{kept}")
+    return PrepareError(f"{competition_id}: the download failed ({type(exc).__name__}: {exc}).{kept}")

@@ -273,6 +273,7 @@ class SplitSpec:
     zip: str | None = None  # the source is a member of this raw zip (pandas engine)
     read: Mapping[str, Any] = field(default_factory=lambda: dict(READ_MODES["text"]))
     group: str | None = None  # split this column's distinct values; each value's rows go to one side
+    time: str | None = None  # the test set is the latest rows by this column (a moment is never on both sides)
     groups: str = "appearance"  # order of the distinct values given to train_test_split: appearance | sorted
     outputs: Mapping[str, Output | None] = field(default_factory=dict)
     tables: tuple[Table, ...] = ()
@@ -313,6 +314,8 @@ class SplitSpec:
             raise SpecError(f"{where}: test_size (or train_size) is required")
         if isinstance(self.test_size, str) and self.test_size != "all":
             raise SpecError(f"{where}: test_size is a fraction, a row count or 'all', got {self.test_size!r}")
+        if self.group is not None and self.time is not None:
+            raise SpecError(f"{where}: group and time are two ways to split; declare one")
         if self.groups not in ("appearance", "sorted"):
             raise SpecError(f"{where}: groups must be appearance or sorted, got {self.groups!r}")
         written = {member[0] for member in map(zip_member, self.written_paths()) if member is not None}
@@ -334,6 +337,7 @@ class SplitSpec:
         if self.engine == "stream":
             pandas_only = {
                 "group": self.group,
+                "time": self.time,
                 "train_size": self.train_size,
                 "tables": self.tables,
                 "files": self.files,
