@@ -3,10 +3,12 @@
 Usage: python scripts/derive_leaderboards.py [LEADERBOARD_DIR]   (default ../shared/competitions/leaderboards)
 
 Writes ``src/podium/competitions/<id>/leaderboard.json`` for every registered competition whose
-CSV exists: team count, gold/silver/bronze/median thresholds and 101 score quantiles. The score
-direction comes from the competition's declaration, never from the CSV's row order; a CSV whose
-order disagrees with it is reported. Rows without a score are dropped, as are rows listed in the
-declaration's ``leaderboard_exclude_scores`` (e.g. placeholder scores).
+CSV exists: team count, gold/silver/bronze/median thresholds, 101 score quantiles and the latest
+``submissionDate`` on the board (``last_submission``: the competition's deadline where its declaration
+states none; docs/declaring.md, "Deadline"). The score direction comes from the competition's
+declaration, never from the CSV's row order; a CSV whose order disagrees with it is reported. Rows
+without a score are dropped, as are rows listed in the declaration's ``leaderboard_exclude_scores``
+(e.g. placeholder scores).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from podium import registry  # noqa: E402
 from podium.leaderboard import Leaderboard  # noqa: E402
 
 
-def read_scores(path: Path) -> list[float]:
+def read_board(path: Path) -> tuple[list[float], str | None]:
+    """The CSV's scores in file order, and its latest submission date as written (None where it has none)."""
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    return [float(r["score"]) for r in rows if r.get("score") not in (None, "")]
+    dates = [r["submissionDate"].strip() for r in rows if (r.get("submissionDate") or "").strip()]
+    return [float(r["score"]) for r in rows if r.get("score") not in (None, "")], max(dates, default=None)
 
 
 def main(argv: list[str]) -> int:
@@ -53,10 +57,11 @@ def main(argv: list[str]) -> int:
         declared = registry._read_declaration(cid)
         higher = bool(declared["metric"]["higher_is_better"])
         excluded = {float(x) for x in declared.get("leaderboard_exclude_scores") or ()}
-        scores = [s for s in read_scores(path) if s not in excluded]
+        all_scores, last_submission = read_board(path)
+        scores = [s for s in all_scores if s not in excluded]
         if len(scores) >= 2 and (scores[0] > scores[-1]) != higher and scores[0] != scores[-1]:
             print(f"{cid}: warning: CSV order suggests the other direction; using the declared one")
-        board = Leaderboard.from_scores(scores, higher_is_better=higher)
+        board = Leaderboard.from_scores(scores, higher_is_better=higher, last_submission=last_submission)
         out = registry.COMPETITIONS_DIR / cid / "leaderboard.json"
         out.write_text(json.dumps(board.to_dict(), indent=1) + "\n", encoding="utf-8")
         written += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cache
 from importlib import resources
 from importlib.util import module_from_spec, spec_from_file_location
@@ -27,6 +28,7 @@ from podium.metrics import METRICS, Metric
 __all__ = [
     "COLUMN_KINDS",
     "COMPETITIONS_DIR",
+    "DEADLINE_SOURCES",
     "HOOKS",
     "PUBLISHED_VERSION",
     "Column",
@@ -49,6 +51,12 @@ Complexity = Literal["low", "medium", "high", "dev", "practice"]
 
 #: The version that reproduces the published benchmark; an id without ``@N`` means it.
 PUBLISHED_VERSION = 1
+
+
+#: Where a competition's deadline comes from (docs/declaring.md, "Deadline"): Kaggle's metadata as the declaration
+#: records it (``deadline_source: kaggle``, what ``podium new`` writes), the declaration's author's own word
+#: (``declared``), else the latest submission on its private leaderboard (``leaderboard.json``'s ``last_submission``).
+DEADLINE_SOURCES = ("kaggle", "declared", "last submission on the private leaderboard")
 
 
 #: What a competition's own Python may define, and in which file. ``hooks.py``: ``load_answers(path)``
@@ -140,6 +148,10 @@ class Competition:
     data_version: int = 1
     #: ``data_version`` of every version, so the versions that share this one's data are known without loading them.
     data_versions: Mapping[int, int] = field(default_factory=dict)
+    #: The day the competition ended (its final submission deadline), or None where nothing says (a practice one).
+    deadline: date | None = None
+    #: Where ``deadline`` comes from: one of :data:`DEADLINE_SOURCES` (None with no deadline and no declared word).
+    deadline_source: str | None = None
 
     @property
     def ref(self) -> str:
@@ -230,6 +242,8 @@ class Competition:
             "silver_threshold": board.silver if board else None,
             "bronze_threshold": board.bronze if board else None,
             "median_threshold": board.median if board else None,
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "deadline_source": self.deadline_source,
             "notes": list(self.notes),
         }
 

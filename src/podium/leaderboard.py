@@ -66,7 +66,8 @@ class Leaderboard:
 
     ``quantiles`` are the scores at 0%, 1%, ..., 100% of the leaderboard in best-first order; the
     percentile and rank of a score are read from them by linear interpolation, so they are exact at
-    the quantile points and within 1% of the teams in between.
+    the quantile points and within 1% of the teams in between. ``last_submission`` stands in for the
+    competition's deadline where its declaration states none (``podium.deadlines``).
     """
 
     n_teams: int
@@ -77,10 +78,19 @@ class Leaderboard:
     median: float
     quantiles: tuple[float, ...]
     source: str = "kaggle"
+    #: The latest submission on the board, as Kaggle's CSV writes it (``2019-11-12 23:58:14``); None where the
+    #: board has no dates (a reference leaderboard, or a file derived before they were kept).
+    last_submission: str | None = None
 
     @classmethod
     def from_scores(
-        cls, scores: Sequence[float], *, higher_is_better: bool, source: str = "kaggle", n_quantiles: int = 101
+        cls,
+        scores: Sequence[float],
+        *,
+        higher_is_better: bool,
+        source: str = "kaggle",
+        n_quantiles: int = 101,
+        last_submission: str | None = None,
     ) -> Leaderboard:
         """Figures from every team's score (any order)."""
         ranked = sorted((float(s) for s in scores if not math.isnan(float(s))), reverse=higher_is_better)
@@ -92,10 +102,11 @@ class Leaderboard:
         mid = n // 2
         median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
         quantiles = tuple(_quantile(ranked, q / (n_quantiles - 1)) for q in range(n_quantiles))
-        return cls(n, higher_is_better, gold, silver, bronze, median, quantiles, source)
+        return cls(n, higher_is_better, gold, silver, bronze, median, quantiles, source, last_submission)
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Leaderboard:
+        """The figures ``to_dict`` wrote (a file from before ``last_submission`` was kept reads as None)."""
         fields = dict(data)
         fields["quantiles"] = tuple(fields["quantiles"])  # type: ignore[arg-type]
         return cls(**fields)  # type: ignore[arg-type]
@@ -103,6 +114,8 @@ class Leaderboard:
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["quantiles"] = list(self.quantiles)
+        if self.last_submission is None:  # a board without dates writes the figures it always wrote
+            del data["last_submission"]
         return data
 
     def better_or_equal(self, score: float, threshold: float) -> bool:

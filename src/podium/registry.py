@@ -7,10 +7,12 @@ single competition stays cheap; declarations are read once per process.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,15 @@ from typing import Any
 import yaml
 
 from podium import declarations
-from podium.competition import COLUMN_KINDS, COMPETITIONS_DIR, PUBLISHED_VERSION, Column, Competition, MetricSpec
+from podium.competition import (
+    COLUMN_KINDS,
+    COMPETITIONS_DIR,
+    DEADLINE_SOURCES,
+    PUBLISHED_VERSION,
+    Column,
+    Competition,
+    MetricSpec,
+)
 from podium.errors import RegistryError, UnknownCompetitionError, UnknownVersionError, UsageError
 from podium.leaderboard import Leaderboard
 from podium.metrics import METRICS
@@ -83,6 +93,11 @@ def _parse(path: Path, mtime_ns: int, competition_id: str) -> dict[str, Any]:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise RegistryError(f"{path}: not YAML ({' '.join(str(exc).split())[:300]})") from None
+    except ValueError as exc:  # YAML reads 2021-02-30 as a date, and the calendar refuses it
+        raise RegistryError(
+            f"{path}: a date in it is not a day of the calendar ({exc}). Fix: write it as YYYY-MM-DD "
+            "(deadline: 2021-11-03)"
+        ) from None
     if not isinstance(data, dict) or data.get("id") != competition_id:
         raise RegistryError(f"{path}: the declaration must be a mapping whose id is {competition_id!r}")
     left = declarations.todos(data)
@@ -102,6 +117,43 @@ def _read_leaderboard(folder: Path, higher_is_better: bool) -> Leaderboard | Non
     if board.higher_is_better != higher_is_better:
         raise RegistryError(f"{path}: direction disagrees with competition.yaml; regenerate it")
     return board
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _deadline(data: Mapping[str, Any], board: Leaderboard | None, where: str) -> tuple[date | None, str | None]:
+    """(deadline, its source): the declaration's ``deadline:`` (``null``: it has none, e.g. a leaderboard that never
+    closes) with its ``deadline_source``, else the leaderboard's last submission, else none."""
+    source = data.get("deadline_source")
+    if "deadline" not in data:
+        if source is not None:
+            raise RegistryError(f"{where}: deadline_source {source!r} names the source of no deadline; add deadline:")
+        if board is None or board.last_submission is None:
+            return None, None
+        try:
+            return datetime.fromisoformat(board.last_submission).date(), DEADLINE_SOURCES[2]
+        except ValueError:
+            raise RegistryError(
+                f"{where}: leaderboard.json's last_submission {board.last_submission!r} is not a date; regenerate it"
+            ) from None
+    source = "declared" if source is None else source
+    if source not in DEADLINE_SOURCES[:2]:
+        raise RegistryError(
+            f"{where}: deadline_source must be kaggle (Kaggle's metadata) or declared (your own word), got {source!r}"
+        )
+    value = data["deadline"]
+    if value is None:
+        return None, source
+    if isinstance(value, str) and _DAY.fullmatch(value.strip()):
+        with contextlib.suppress(ValueError):  # 2021-02-30: said below, as any other value that is not a day
+            value = date.fromisoformat(value.strip())
+    if type(value) is not date:  # a datetime is a date too, but a deadline is a day
+        raise RegistryError(
+            f"{where}: deadline {str(value)[:40]!r} is not a day. Fix: write it as YYYY-MM-DD (deadline: 2021-11-03), "
+            "or null for a competition that never closed"
+        )
+    return value, source
 
 
 #: The values the grading settings that name a mode accept (docs/declaring.md, "Pairing as published").
@@ -169,6 +221,8 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
     names = [c.name for c in columns]
     targets_raw = merged.get("targets") or {n: n for n in names if n not in id_columns}
     score = merged.get("sample_submission_score")
+    board = _read_leaderboard(folder, metric.higher_is_better)
+    deadline, deadline_source = _deadline(data, board, where)
     return Competition(
         id=cid,
         name=merged["name"],
@@ -189,12 +243,14 @@ def _build(data: Mapping[str, Any], version: int | None) -> Competition:
         sample_submission_score=None if score is None else float(score),
         changes=changes,
         notes=tuple(merged.get("notes") or ()),
-        leaderboard=_read_leaderboard(folder, metric.higher_is_better),
+        leaderboard=board,
         folder=folder,
         fixture=merged.get("fixture") or {},
         prepare=merged.get("prepare") or {},
         data_version=data_versions[chosen],
         data_versions=data_versions,
+        deadline=deadline,
+        deadline_source=deadline_source,
     )
 
 

@@ -1,17 +1,17 @@
 """The ``podium`` command line.
 
-    podium list [--split NAME] [--json]
+    podium list [--split NAME] [--json] [--ended-after DATE]
     podium show ID[@VERSION] [--json]
     podium grade-sample SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
     podium validate SUBMISSION.csv ID[@VERSION] [--data-dir DIR]
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
-    podium prepare -c ID | --split NAME | --all | --list FILE [--data-dir DIR] [--from PATH] [--keep-raw] [--force]
+    podium prepare -c ID | --split NAME | --all | --list FILE | --ended-after DATE [--data-dir DIR] [--from PATH] ...
     podium verify [-c ID | --split NAME] [--data-dir DIR]
     podium kernels download -c ID | --split NAME [--from PATH] [--data-dir DIR] [--force]
     podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h]
-               [--run-group NAME] [--redo failed|all] ...
+               [--run-group NAME] [--redo failed|all] [--ended-after DATE] ...
     podium example [--split NAME] [--output-dir DIR]
-    podium report PATH... [--split NAME] [--pad-missing] [--seeds N] [--format text|md|json] [--output FILE]
+    podium report PATH... [--split NAME] [--ended-after DATE] [--pad-missing] [--seeds N] [--format text|md|json] ...
     podium audit PATH... [--checks LIST] [--format text|json] [--output FILE] [--data-dir DIR] [--agent-dir DIR]
     podium serve [--runs-dir DIR] [--host 127.0.0.1] [--port 8000] [--token [T]]
     podium export mlebench GROUP... --out DIR [--experiment-id ID] [--pad-missing] [--split NAME]...

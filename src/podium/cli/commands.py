@@ -5,10 +5,9 @@ loads only what its competition's metric needs."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from podium.cli.exits import (
     EXIT_BROKEN_PIPE,
@@ -18,7 +17,10 @@ from podium.cli.exits import (
     EXIT_NOTHING_CHECKED,
     EXIT_USAGE,
 )
+from podium.cli.listing import cmd_list, cmd_show
 from podium.cli.outputs import output_dir, output_file
+from podium.cli.printing import print_json as _print_json
+from podium.cli.printing import table as _table
 from podium.cli.running import cmd_run
 from podium.errors import UsageError
 from podium.untrusted import printable
@@ -48,104 +50,6 @@ __all__ = [
     "cmd_verify",
     "write_output",
 ]
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, default=str))  # -inf scores print as -Infinity
-
-
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=False)).rstrip() for r in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from podium import registry
-    from podium.declarations import source_of
-    from podium.untrusted import printable
-
-    comps = registry.load_all(args.split, latest=args.latest)
-    if args.json:
-        _print_json([{**c.to_dict(), "source": source_of(c.folder)} for c in comps])
-        return 0
-    rows = [
-        [
-            c.id,
-            c.complexity,
-            c.metric.name,
-            "higher" if c.higher_is_better else "lower",
-            str(c.leaderboard.n_teams) if c.leaderboard else "-",
-            "yes" if c.awards_medals else "no",
-            str(c.version),
-            printable(source_of(c.folder)),
-        ]
-        for c in comps
-    ]
-    print(_table(rows, ["id", "complexity", "metric", "better", "teams", "kaggle medals", "version", "source"]))
-    print(f"\n{len(comps)} competition(s) in split {args.split!r}; {_definitions(args.latest)}")
-    return 0
-
-
-def _definitions(latest: bool) -> str:
-    """How the versions were chosen, in the words every report uses."""
-    if latest:
-        return "latest definitions (--latest: the newest version of each competition)"
-    return "published definitions (version 1 of each competition, as MLE-bench grades it; --latest for the newest)"
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    from podium import registry
-    from podium.declarations import digest, source_of
-    from podium.untrusted import printable
-
-    comp = registry.get(args.id, latest=args.latest)
-    data = {**comp.to_dict(), "source": source_of(comp.folder), "declaration_sha256": digest(comp.folder)}
-    if args.json:
-        _print_json(data)
-        return 0
-    kind = "the published definition" if comp.is_published else "a corrected definition"
-    print(f"{comp.name} ({comp.ref}, {kind}; versions {', '.join(map(str, comp.versions))})")
-    for key in (
-        "complexity",
-        "data_kind",
-        "metric",
-        "metric_options",
-        "higher_is_better",
-        "id_columns",
-        "target_columns",
-        "answers",
-        "sample_submission",
-        "sample_submission_score",
-        "n_teams",
-        "gold_threshold",
-        "silver_threshold",
-        "bronze_threshold",
-        "median_threshold",
-        "awards_medals",
-        "source",
-        "declaration_sha256",
-    ):
-        print(f"  {key:24} {printable(str(data[key]))}")
-    if comp.changes:
-        print(f"  {'changes':24} {comp.changes}")
-    if not comp.awards_medals:
-        print("  Kaggle awarded no medals in this competition; podium places medals by the thresholds all the same,")
-        print("  as the published benchmark does")
-    for version in comp.versions:
-        if version != comp.version:
-            other = registry.get(comp.id, version)
-            shared = " (grades the same data)" if version in comp.same_data_versions else ""
-            what = other.changes or "the published definition"
-            print(f"  version {version}{shared}: {what}")
-    for note in comp.notes:
-        print(f"  note: {note}")
-    if comp.leaderboard is None:
-        print("  no Kaggle leaderboard: medals and percentiles are unavailable")
-    elif comp.leaderboard.source != "kaggle":
-        print(f"  leaderboard: {comp.leaderboard.source} (not a Kaggle leaderboard; medals are against it)")
-    return 0
 
 
 def cmd_grade_sample(args: argparse.Namespace) -> int:
@@ -206,18 +110,46 @@ def _selected(args: argparse.Namespace) -> list[str]:
     raise UsageError("name what to prepare: -c ID (repeatable), --split NAME, --all or --list FILE")
 
 
+def _prepared_refs(args: argparse.Namespace) -> list[str] | None:
+    """The competitions prepare names (None: --from-mlebench's folder's, or none named), those whose deadline is
+    after ``--ended-after`` with it (alone: of every registered competition, or of what --from-mlebench holds)."""
+    from podium import registry
+
+    named = args.competition or args.split or args.all or args.list
+    refs = _selected(args) if named else None
+    if args.ended_after is None:
+        return refs
+    if refs is None and args.from_mlebench is not None and Path(args.from_mlebench).expanduser().is_dir():
+        from podium.data.mlebench import competitions_in
+
+        source = Path(args.from_mlebench).expanduser()
+        refs, base = list(competitions_in(source, registry.ids())), "--from-mlebench's folder"
+    elif refs is None:
+        refs, base = registry.ids(), "the registry"
+    else:
+        named_by = ((args.split, f"split {args.split}"), (args.all, "--all"), (args.list, f"--list {args.list}"))
+        base = printable(next((words for given, words in named_by if given), "-c"))
+    from podium.deadlines import select
+
+    comps = [registry.get(ref, latest=args.latest) for ref in refs]
+    chosen = select(comps, args.ended_after, base)
+    print(f"podium: {chosen.sentence()}", file=sys.stderr)
+    kept = set(chosen.ids)
+    return [ref for ref, comp in zip(refs, comps, strict=True) if comp.id in kept]
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from podium import registry
     from podium.data.prepare import needs_download, prepare_many
     from podium.paths import default_data_dir
 
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    refs = _prepared_refs(args)
     if args.from_mlebench is not None:
         from podium.cli.mlebench import prepare_from_mlebench
 
-        named = args.competition or args.split or args.all or args.list
-        return prepare_from_mlebench(args, data_dir, _selected(args) if named else None)
-    comps = [registry.get(ref, latest=args.latest) for ref in _selected(args)]
+        return prepare_from_mlebench(args, data_dir, refs)
+    comps = [registry.get(ref, latest=args.latest) for ref in refs or _selected(args)]
     source = Path(args.source) if args.source else None
     if source is not None and not source.exists():
         raise UsageError(
@@ -321,6 +253,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         familiarity=Path(args.familiarity) if args.familiarity else None,
         mixed_hardware=args.mixed_hardware,
         training_roots=training_roots(args.paths, args.training_runs),
+        ended_after=args.ended_after,
     )
     links_from = str(Path(args.output).resolve().parent) if args.output else None
     if fmt == "html":  # written as it is made: the page of 10,000 runs never sits in memory whole

@@ -18,7 +18,7 @@ from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.gym import add_gym_parsers
 from podium.cli.judging import add_judge_and_kernels_flags
 from podium.cli.publishing import add_publishing_parsers
-from podium.cli.run_parser import add_run_parser
+from podium.cli.run_parser import add_run_parser, ended_after_flag
 from podium.cli.run_parser import latest_flag as _latest_flag
 from podium.environments import PROFILES
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list competitions")
     p.add_argument("--split", default="all", help=f"the competitions of one split: {values.SPLIT_NAMES}")
     p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    ended_after_flag(p, "of --split")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_list)
 
@@ -169,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-raw", action="store_true", help="keep raw/ after a successful prepare")
     p.add_argument("--force", action="store_true", help="prepare again even if prepared")
     p.add_argument("--obfuscated", action="store_true", help="give the agent the description that names no competition")
+    ended_after_flag(p, "of those named; alone, of every registered competition")
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_prepare)
 
@@ -295,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="put labels whose runs had different compute (CPUs, memory, GPUs; 'unknown' for records without it) "
         "in one comparison; without it such a report is refused",
     )
+    ended_after_flag(p, "of the runs' competitions; every split narrowed to those")
     p.set_defaults(fn=commands.cmd_report)
     add_judge_and_kernels_flags(add_audit_parser(sub))
     add_familiarity_parser(sub)

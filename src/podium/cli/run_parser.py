@@ -9,7 +9,7 @@ from podium.agents.spec import builtin_names
 from podium.cli import commands, values
 from podium.environments import PROFILES
 
-__all__ = ["add_run_parser", "latest_flag"]
+__all__ = ["add_run_parser", "ended_after_flag", "latest_flag"]
 
 
 def latest_flag(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +18,18 @@ def latest_flag(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="an id without @N means its newest version (corrected data and metric); default: version 1, "
         "the published definition",
+    )
+
+
+def ended_after_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--ended-after DATE`` (run, list, prepare, report): ``what`` says what it narrows."""
+    parser.add_argument(
+        "--ended-after",
+        type=values.cutoff,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help=f"only the competitions whose deadline is after this day, a model's training cutoff ({what}); those "
+        "without a deadline are left out and counted (docs/contamination.md, 'Fresh splits')",
     )
 
 
@@ -36,8 +48,8 @@ def add_run_parser(sub: Any) -> None:
     which.add_argument("--competitions", help="comma-separated competition ids")
     which.add_argument(
         "--split",
-        default="practice",
-        help=f"a named split: {values.SPLIT_NAMES} (default: practice, the offline suite)",
+        default=None,
+        help=f"a named split: {values.SPLIT_NAMES} (default: practice, the offline suite; with --ended-after, all)",
     )
     p.add_argument("--seeds", type=values.count(1, "number of seeds"), default=1, help="runs per competition")
     p.add_argument(
@@ -134,5 +146,6 @@ def add_run_parser(sub: Any) -> None:
         help="with --cluster: the prepared data as the nodes see it (a shared path, verified by checksum on each "
         "node); default: the driver ships each competition's public folder through Ray's object store",
     )
+    ended_after_flag(p, "of --competitions or --split; without either, of every registered competition")
     latest_flag(p)
     p.set_defaults(fn=commands.cmd_run)

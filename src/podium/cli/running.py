@@ -31,13 +31,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.competitions is not None and not args.competitions.strip(", "):
         raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
-    refs = args.competitions.split(",") if args.competitions else registry.split_ids(args.split)
+    split = args.split or ("practice" if args.ended_after is None else "all")
+    refs = args.competitions.split(",") if args.competitions else registry.split_ids(split)
     comps = [registry.get(ref.strip(), latest=args.latest) for ref in refs if ref.strip()]
     if not comps:
         raise UsageError(f"--competitions {args.competitions!r} names no competition. Fix: give ids like a,b")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     agents = [_agent(args, name) for name in (args.agent or ["baseline"])]
     groups = _groups(args.run_group, [a.name for a in agents])
+    comps, selections = _by_deadline(args, comps, "--competitions" if args.competitions else f"split {split}", groups)
     cluster = _cluster(args)
     hardware = _hardware(args)
     output_dir(args.runs_dir, "--runs-dir")
@@ -51,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for agent, group in zip(agents, groups, strict=True):
         if len(agents) > 1:
             print(f"== agent {agent.name}: run group {group} ==", flush=True)
-        config = _run_config(args, agent, group, data_dir, hardware, shared)
+        config = _run_config(args, agent, group, data_dir, hardware, shared, ended_after=selections[group])
         if cluster is not None:
             from podium.cluster import run_cluster_batch
 
@@ -62,8 +64,47 @@ def cmd_run(args: argparse.Namespace) -> int:
         if batch.interrupted:
             return batch.exit_status
     if len(agents) > 1:
-        _compare_groups(Path(args.runs_dir), groups, [c.id for c in comps] if args.competitions else args.split)
+        named = args.competitions or args.ended_after is not None
+        _compare_groups(Path(args.runs_dir), groups, [c.id for c in comps] if named else split)
     return status
+
+
+def _by_deadline(
+    args: argparse.Namespace, comps: list[Competition], base: str, groups: list[str]
+) -> tuple[list[Competition], dict[str, dict[str, Any] | None]]:
+    """The competitions to run and each group's ``group.json`` record of its selection (None without
+    ``--ended-after``). A group made with the same cutoff keeps the competitions it recorded, whatever the
+    registry selects today; a group made with another selection, or none, is refused before anything is done."""
+    from podium import registry
+    from podium.deadlines import RECORD_KEY, check_group, resume, select
+    from podium.run.group import read
+
+    selection = None
+    if args.ended_after is not None:
+        selection = select(comps, args.ended_after, base)
+        print(f"podium: {selection.sentence()}", file=sys.stderr)
+        comps = list(selection.selected)
+    asked = selection.record() if selection is not None else None
+    records: dict[str, dict[str, Any] | None] = {}
+    kept: dict[str, list[str]] = {}
+    for group in groups:
+        document = read(Path(args.runs_dir) / group)
+        check_group(document, asked, f"run group {group!r} (in {args.runs_dir})", used=document is not None)
+        recorded = (document or {}).get(RECORD_KEY)
+        records[group] = recorded if recorded is not None else asked
+        if recorded is not None and selection is not None:
+            kept[group], line = resume(recorded, selection, group)
+            print(f"podium: {line}", file=sys.stderr)
+    if len({tuple(ids) for ids in kept.values()}) > 1:
+        raise UsageError(
+            f"the run groups {', '.join(kept)} recorded different selections for --ended-after {args.ended_after}, "
+            "and one command runs the same competitions for every agent. Fix: run each agent's group on its own"
+        )
+    if kept:  # a new group beside a resumed one runs, and records, the resumed one's selection
+        resumed = next(iter(kept))
+        comps = [registry.get(cid, latest=args.latest) for cid in kept[resumed]]
+        records = {group: records[group if group in kept else resumed] for group in groups}
+    return comps, records
 
 
 def _runs_to_do(runs_dir: Path, group: str, comps: list[Competition], seeds: int, redo: str | None) -> bool:
@@ -195,6 +236,8 @@ def _run_config(
     data_dir: Path,
     hardware: Hardware | None = None,
     shared: tuple[Any, Any, Any] | None = None,
+    *,
+    ended_after: dict[str, Any] | None = None,
 ) -> RunConfig:
     from podium.run import RunConfig
 
@@ -222,6 +265,7 @@ def _run_config(
         runs_dir=Path(args.runs_dir),
         workers=args.workers,
         env_profile=args.env,
+        ended_after=ended_after,
     )
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
+from datetime import UTC, date, datetime
 
 from podium.errors import PodiumError
 from podium.registry import SPLITS
@@ -13,7 +15,7 @@ from podium.registry import SPLITS
 #: Every split name a --split takes, from the registry (what --help lists).
 SPLIT_NAMES = ", ".join(SPLITS)
 
-__all__ = ["SPLIT_NAMES", "count", "cpus", "hours", "money", "number", "size", "time_limit"]
+__all__ = ["SPLIT_NAMES", "count", "cpus", "cutoff", "hours", "money", "number", "size", "time_limit"]
 
 
 def _finite(text: str) -> float:
@@ -103,3 +105,23 @@ def hours(text: str) -> list[float]:
     if not values or any(not v > 0 or v != v or v == float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"give positive hours, e.g. 1,2,4,8,24; got {text!r}")
     return values
+
+
+def cutoff(text: str) -> date:
+    """``--ended-after``: a model's training cutoff, a day written YYYY-MM-DD and not after today (UTC)."""
+    value = text.strip()
+    try:
+        day = date.fromisoformat(value) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a date. Fix: write the model's training cutoff as YYYY-MM-DD, e.g. 2023-10-01"
+        )
+    today = datetime.now(UTC).date()
+    if day > today:
+        raise argparse.ArgumentTypeError(
+            f"{value} is in the future (today is {today}), so no competition has ended after it. Fix: give the "
+            "model's training cutoff, a day on or before today"
+        )
+    return day

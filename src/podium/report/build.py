@@ -63,7 +63,8 @@ JSON (``--format json``), schema ``podium-report/2``::
       "time_scaling": null | {"hours": [1, 2, ...], "labels": {LABEL: {"runs", "runs_with_snapshots",
                        "points": [{"hours", "any_medal_percentage", "above_median_percentage",
                                    "valid_submissions_percentage", "mean_percentile"}]}}},
-      "familiarity": null | {...}                # with --familiarity: podium.report.contamination
+      "familiarity": null | {...},               # with --familiarity: podium.report.contamination
+      "ended_after": null | {...}                # --ended-after or a group made with it: podium.report.cutoff
     }
 
 ``readings`` puts side by side the published reading (version 1), podium's corrected reading (the
@@ -88,6 +89,7 @@ before group.json listed it) ``low``, ``medium``, ``high``, ``split75`` (all 75)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,7 @@ from podium.errors import UsageError
 from podium.report.aggregate import RULES, AggregationError, build_seeds, podium_view, published_numbers
 from podium.report.audited import audit_section
 from podium.report.compute import check_profiles, label_compute
+from podium.report.cutoff import Deadlines, cutoff_section, narrow, narrow_splits
 from podium.report.group import corrected_rows, definitions
 from podium.report.inputs import LabelInput
 from podium.report.readings import leaky_competitions, readings, version_facts
@@ -157,6 +160,7 @@ def build_report(
     familiarity: Path | None = None,
     mixed_hardware: bool = False,
     training_roots: Sequence[Path] = (),
+    ended_after: date | None = None,
 ) -> dict[str, Any]:
     """The report's data (the JSON schema of the module docstring).
 
@@ -166,6 +170,8 @@ def build_report(
     (:mod:`podium.report.contamination`); ``training_roots`` the runs folders searched for sealed training episodes
     of the labels' models (:mod:`podium.report.training`). Labels whose runs had different compute (or one label whose
     runs did) are refused with :class:`podium.report.compute.MixedHardwareError` unless ``mixed_hardware``.
+    ``ended_after`` keeps only the runs of the competitions whose deadline is after it, and narrows every split to
+    them (:mod:`podium.report.cutoff`).
 
     Without ``split``, the splits are the competitions asked of the run groups (:attr:`LabelInput.asked`),
     and the named splits where some input does not say what was asked of it (a grading report, an old group).
@@ -174,6 +180,9 @@ def build_report(
     """
     if seeds == 0 or seeds < -1:
         raise UsageError(f"--seeds {seeds}: pass a number of seeds of at least 1, or -1 for every seed")
+    left_out, known = None, Deadlines()
+    if ended_after is not None:
+        inputs, left_out = narrow(inputs, ended_after, known)
     compute = {item.label: label_compute(item.runs) for item in inputs}
     check_profiles({label: block["profile"] for label, block in compute.items()}, mixed_hardware=mixed_hardware)
     familiar = None
@@ -195,6 +204,8 @@ def build_report(
                 for name in _EXTRA_SPLITS
                 if name not in named and ran & set(ids := registry.split_ids(name))
             ]
+    if ended_after is not None:
+        chosen = narrow_splits(chosen, ended_after, titles, known)
     report: dict[str, Any] = {
         "schema": "podium-report/3",
         "aggregation": RULES,
@@ -255,6 +266,7 @@ def build_report(
 
         pairs = [(c["a"], c["b"]) for c in report["comparisons"]]
         report["familiarity"] = familiarity_section(by_label, familiar, source=str(familiarity), pairs=pairs)
+    report["ended_after"] = cutoff_section(inputs, ended_after, left_out, known)
     return report
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from podium.deadlines import RECORD_KEY, sources_text
 from podium.paths import write_atomic
 from podium.records import definitions, medal_of
 from podium.untrusted import RECORD_MAX_BYTES, read_json
@@ -121,8 +122,11 @@ def _markdown(
     summary: Mapping[str, Any],
     leaderboards: Mapping[str, str],
     compute: Mapping[str, str],
+    ended_after: Mapping[str, Any] | None = None,
 ) -> str:
     lines = [f"# Run group `{group}`", "", f"Graded by the {definitions(rows)}.", ""]
+    if ended_after:
+        lines += [_cutoff_sentence(ended_after), ""]
     lines += [
         "## Per agent (% of competitions; mean ± SEM over seeds)",
         "",
@@ -196,12 +200,14 @@ def write_report(
     leaderboards: Mapping[str, str],
     failures: Sequence[Mapping[str, Any]] = (),
     compute: Mapping[str, str] | None = None,
+    ended_after: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write report.json and report.md for a run group; returns both paths.
 
     ``failures`` (from :func:`podium.run.outcome.agent_failures`) lists the runs whose agent crashed or made
     no valid submission, with how it ended and the last lines of its stderr; ``compute`` each agent's compute
-    profile (:func:`podium.report.compute.label_compute`), stated above the table.
+    profile (:func:`podium.report.compute.label_compute`), stated above the table; ``ended_after`` the group's
+    ``--ended-after`` selection (its ``group.json`` record), named in the header.
     """
     folder.mkdir(parents=True, exist_ok=True)
     summary = aggregate(rows)
@@ -214,10 +220,12 @@ def write_report(
         "leaderboards": dict(leaderboards),
         "agent_failures": [dict(f) for f in failures],
         "compute": dict(compute or {}),
+        "ended_after": dict(ended_after) if ended_after else None,
     }
     json_path, md_path = folder / "report.json", folder / "report.md"
     write_atomic(json_path, json.dumps(data, indent=2) + "\n")
-    markdown = _markdown(group, rows, summary, leaderboards, compute or {}) + "\n".join(_failures_markdown(failures))
+    markdown = _markdown(group, rows, summary, leaderboards, compute or {}, ended_after)
+    markdown += "\n".join(_failures_markdown(failures))
     write_atomic(md_path, markdown.rstrip("\n") + "\n")
     return json_path, md_path
 
@@ -235,9 +243,37 @@ def write_group_report(runs_dir: Path, group: str) -> tuple[Path, Path, list[dic
         boards[comp.id] = comp.leaderboard.source if comp.leaderboard else "none"
     compute = _profiles(rows)
     json_path, md_path = write_report(
-        runs_dir / group, group, rows, boards, failures=agent_failures(rows), compute=compute
+        runs_dir / group,
+        group,
+        rows,
+        boards,
+        failures=agent_failures(rows),
+        compute=compute,
+        ended_after=_selection(runs_dir / group),
     )
     return json_path, md_path, rows
+
+
+def _selection(group_dir: Path) -> dict[str, Any] | None:
+    """The group's ``--ended-after`` selection as its ``group.json`` records it, or None."""
+    try:
+        data = read_json(group_dir / "group.json", max_bytes=RECORD_MAX_BYTES, what="group.json")
+    except (OSError, ValueError):
+        return None
+    record = data.get(RECORD_KEY) if isinstance(data, dict) else None
+    return record if isinstance(record, dict) else None
+
+
+def _cutoff_sentence(record: Mapping[str, Any]) -> str:
+    deadlines = record.get("deadlines") or {}
+    sources = sources_text(d.get("source") for d in deadlines.values() if isinstance(d, dict))
+    return (
+        f"Fresh split: the {len(record.get('competitions') or ())} competition(s) of {record.get('from')} whose "
+        f"deadline is after {record.get('cutoff')} (`--ended-after`, a model's training cutoff; selected on "
+        f"{str(record.get('selected_at'))[:10]}, recorded in group.json); deadlines: {sources}. Left out: "
+        f"{record.get('ended_before')} that ended on or before it, {len(record.get('without_deadline') or ())} "
+        "without a deadline."
+    )
 
 
 def _profiles(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:

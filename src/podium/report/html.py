@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from podium.report.aggregate import METRICS, RATE_KEYS
+from podium.report.cutoff import cutoff_lines
 from podium.report.figures import (
     cost_figure,
     familiarity_figure,
@@ -70,6 +71,7 @@ def html_pieces(
     return environment.from_string(template_text).generate(
         report=report,
         options=f"{options}; {seeds}",
+        cutoff=cutoff_lines(report),
         rate_names=[METRICS[k] for k in RATE_KEYS],
         headline=_headline(report),
         pass_svg=pass_at_k_figure(report),

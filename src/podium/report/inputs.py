@@ -11,7 +11,8 @@ Inputs (each PATH of ``podium report``):
   the folder's name.
 
 A run group's denominator is the competitions asked of it (``competitions`` in its ``group.json``,
-written by ``podium run``): :attr:`LabelInput.asked`. A group from before that list has none, and is
+written by ``podium run``): :attr:`LabelInput.asked`; a group made with ``--ended-after`` names its selection
+(:attr:`LabelInput.ended_after`), which the report's header states. A group from before that list has none, and is
 reported against the splits, as it was then (its notes say so).
 
 ``--label NAME`` given once pools every PATH into one label; given once per PATH, it names each.
@@ -48,6 +49,7 @@ class _Source:
     runs: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     asked: list[str] | None = None
+    ended_after: dict[str, Any] | None = None
 
 
 @dataclass
@@ -55,7 +57,8 @@ class LabelInput:
     """Everything read under one label, in the published reading order.
 
     ``asked``: the competitions asked of the label's run groups (their union), or None when some input
-    does not say (a grading report, a group from before group.json listed them)."""
+    does not say (a grading report, a group from before group.json listed them). ``ended_after``: each of its
+    run groups made with ``--ended-after`` by its path, with the selection its ``group.json`` records."""
 
     label: str
     kind: str
@@ -63,6 +66,7 @@ class LabelInput:
     runs: list[dict[str, Any]]
     notes: list[str]
     asked: list[str] | None = None
+    ended_after: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _flags(report: Mapping[str, Any]) -> dict[str, bool]:
@@ -139,14 +143,17 @@ def _podium_group(group: Path, cache: dict[tuple[str, int], Any]) -> list[_Sourc
                 "agent": str(record.agent),
             }
         )
-    asked = _asked(group)
+    document = _group_document(group)
+    asked = _asked(document)
     old = [] if asked is not None else [_NOT_ASKED.format(group=group)]
+    selection = document.get("ended_after") if document else None
+    selection = selection if isinstance(selection, dict) else None
     sources = []
     for agent, runs in sorted(by_agent.items()):
         runs.sort(key=lambda r: (r["competition_id"], r["seed"]))
         label = f"{agent} ({group.name})"
         notes = old + _gap_notes(runs) + _declared_notes(runs)
-        sources.append(_Source(str(group), "podium run group", label, runs, notes, asked))
+        sources.append(_Source(str(group), "podium run group", label, runs, notes, asked, selection))
     return sources
 
 
@@ -168,13 +175,18 @@ _NOT_ASKED = (
 )
 
 
-def _asked(group: Path) -> list[str] | None:
-    """The competitions asked of a run group (group.json's ``competitions``), or None where it does not list them."""
+def _group_document(group: Path) -> dict[str, Any] | None:
+    """A run group's ``group.json``, or None where it has none that reads."""
     try:
         with (group / "group.json").open("rb") as file:
             data = loads(file.read(_GROUP_JSON_BYTES + 1), max_bytes=_GROUP_JSON_BYTES, what="group.json")
     except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def _asked(data: dict[str, Any] | None) -> list[str] | None:
+    """The competitions asked of a run group (group.json's ``competitions``), or None where it does not list them."""
     listed = data.get("competitions") if isinstance(data, dict) else None
     if not isinstance(listed, list) or not listed or not all(isinstance(c, str) for c in listed):
         return None
@@ -232,7 +244,7 @@ def _split_by(sources: Sequence[_Source], by: tuple[str, ...]) -> list[_Source]:
             parts[label_of(run, by)].append(run)
         for label, runs in parts.items():
             gaps = _gap_notes(runs) if runs[0].get("seed") is not None else []
-            out.append(_Source(source.path, source.kind, label, runs, gaps, source.asked))
+            out.append(_Source(source.path, source.kind, label, runs, gaps, source.asked, source.ended_after))
     return out
 
 
@@ -284,5 +296,6 @@ def load_inputs(paths: Sequence[str], labels: Sequence[str] = (), by: Sequence[s
         paths_read = list(dict.fromkeys(s.path for s in sources))
         asked = None if any(s.asked is None for s in sources) else sorted({c for s in sources for c in s.asked or ()})
         notes = list(dict.fromkeys(notes))  # a group split by --by says its note once
-        out.append(LabelInput(label, " + ".join(kinds), paths_read, runs, notes, asked))
+        selections = {s.path: s.ended_after for s in sources if s.ended_after is not None}
+        out.append(LabelInput(label, " + ".join(kinds), paths_read, runs, notes, asked, selections))
     return out

@@ -13,6 +13,7 @@ from podium.report.aggregate import METRICS, RATE_KEYS
 from podium.report.audited import audit_lines
 from podium.report.compute import profile_lines
 from podium.report.contamination import familiarity_text
+from podium.report.cutoff import cutoff_lines
 from podium.report.readings import READINGS
 from podium.report.tables import WIDTH, md_row, md_sections, text_sections, text_table
 from podium.report.training import sealed_training_lines
@@ -95,6 +96,7 @@ def _text(report: Mapping[str, Any]) -> str:
         f"i-th report; {options}; {seeds}). Cells: % of the split's competitions, mean±SEM over seeds.",
         WIDTH,
     )
+    lines += cutoff_lines(report, WIDTH)
     empty = []
     for key, split in report["splits"].items():
         cells = {label: data["splits"][key] for label, data in labels.items()}
@@ -255,6 +257,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
         "",
         f"Numbers by {report['aggregation']}. Options: {options}; {seeds}.",
         "Cells: % of the split's competitions, mean ± SEM over seeds [95% interval].",
+        *(f"\n{line}" for line in cutoff_lines(report)),
     ]
     rate_head = [METRICS[k] for k in RATE_KEYS]
     for key, split in report["splits"].items():

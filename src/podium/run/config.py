@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from podium.agents import AgentSpec
 from podium.environments import Environment, Profile, load_profile
@@ -31,6 +33,8 @@ class RunConfig:
     env_profile: str | None = None  # --env: a profile for the agent's code instead of its own ("host": podium's Python)
     env_digest: str | None = None  # the digest of that environment's profile (part of the group's identity)
     environment: Environment | None = None  # the built environment the agent's code runs with, set by run_batch
+    #: ``--ended-after``'s selection as ``group.json`` keeps it (:meth:`podium.deadlines.Selection.record`), or None.
+    ended_after: Mapping[str, Any] | None = None
 
 
 def hardware(config: RunConfig, gpu_ids: tuple[int, ...] = ()) -> str:

@@ -17,7 +17,10 @@ old and new settings, and running the interrupted command again resumes it.
 
 ``group.json`` also lists the ``competitions`` asked of the group: every id any command in it named
 (a group from before this list: the competitions it already held, from then on). ``podium report``
-takes them as the group's denominator unless ``--split`` names another.
+takes them as the group's denominator unless ``--split`` names another. A group made with
+``--ended-after`` keeps that selection under ``ended_after`` (:mod:`podium.deadlines`): its cutoff, what it
+was taken from, the competitions it chose with their deadlines and what it left out; a command with
+another selection, or none, is refused.
 
 A group that grows a run at a time (a gym environment's episodes, :func:`join`) writes the same ``group.json``:
 the first episode's settings, and each competition as its first episode starts; an episode under other settings
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium import owner
+from podium.deadlines import RECORD_KEY, check_group
 from podium.errors import UsageError
 from podium.paths import write_atomic
 from podium.units import size_text, time_text
@@ -235,6 +239,7 @@ def plan(config: RunConfig, competitions: Sequence[Competition], store: RunStore
     selected = {(c.id, s) for c, s in pairs}
     where = f"run group {group!r} (in {config.runs_dir})"
 
+    check_group(document, config.ended_after, where, used=document is not None or bool(rows))
     agents = {r["agent"] for r in rows.values()} | ({stored.get("agent")} if stored and rows else set())
     others = sorted(str(a) for a in agents - {config.agent.name} if a)
     if others:
@@ -311,6 +316,8 @@ def plan(config: RunConfig, competitions: Sequence[Competition], store: RunStore
         "settings": current,
         "competitions": _asked(document, rows, pairs),
     }
+    if config.ended_after is not None:
+        new_document[RECORD_KEY] = dict(config.ended_after)
     if pending:
         new_document["pending_redo"] = pending
     return Plan(pairs, todo, redoing, new_document, notes)
