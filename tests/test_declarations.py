@@ -207,3 +207,13 @@ def test_a_builtin_runs_record_names_podiums_own_declaration(spaceship_data_dir:
     record = json.loads((tmp_path / "runs" / "default" / "spaceship-titanic" / "0" / "record.json").read_text())
     folder = registry.COMPETITIONS_DIR / "spaceship-titanic"
     assert record["declaration"] == {"sha256": declarations.digest(folder), "source": "built-in"}
+
+
+def test_the_notebooks_of_a_users_competition_are_its_own_kernels_txt(own: Path) -> None:
+    from podium.data.kernels import kernel_refs
+
+    (own / "my-spaceship" / "kernels.txt").write_text("# the top public notebooks\nalice/first-try\nbob/second\n")
+    assert kernel_refs("my-spaceship") == ["alice/first-try", "bob/second"]
+    builtin = (registry.COMPETITIONS_DIR / "aerial-cactus-identification" / "kernels.txt").read_text().split()
+    assert kernel_refs("aerial-cactus-identification") == [r for r in builtin if not r.startswith("#")]
+    assert kernel_refs("nowhere") == []

@@ -29,7 +29,6 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +61,13 @@ def kernels_dir(data_dir: Path, competition_id: str) -> Path:
 
 
 def kernel_refs(competition_id: str) -> list[str]:
-    """The ``author/slug`` references of a competition's top public notebooks (empty if podium ships none)."""
-    source = resources.files("podium") / "competitions" / competition_id / "kernels.txt"
-    if not source.is_file():
+    """The ``author/slug`` references of a competition's top public notebooks (its declaration's ``kernels.txt``,
+    podium's or the user's own; empty where it has none)."""
+    from podium.declarations import folders
+
+    folder = folders().get(competition_id)
+    source = folder / "kernels.txt" if folder is not None else None
+    if source is None or not source.is_file():
         return []
     lines = (line.strip() for line in source.read_text(encoding="utf-8").splitlines())
     return [line for line in lines if line and not line.startswith("#")]
