@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
-from importlib import resources
 from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import ModuleType
@@ -37,7 +36,7 @@ __all__ = [
     "load_module",
 ]
 
-COMPETITIONS_DIR = Path(str(resources.files("podium") / "competitions"))
+COMPETITIONS_DIR = Path(__file__).resolve().parent / "competitions"  # podium is a folder on disk, never a zip
 
 
 #: Column kinds: how a cell is parsed, checked and generated in fixtures.

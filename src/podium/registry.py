@@ -17,8 +17,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from podium import declarations, schema
 from podium.competition import (
     COLUMN_KINDS,
@@ -32,6 +30,7 @@ from podium.competition import (
 from podium.errors import RegistryError, UnknownCompetitionError, UnknownVersionError, UsageError
 from podium.leaderboard import Leaderboard
 from podium.metrics import METRICS
+from podium.yaml_cache import load_yaml
 
 __all__ = ["COMPETITIONS_DIR", "SPLITS", "get", "ids", "load_all", "split_ids"]
 
@@ -40,7 +39,19 @@ __all__ = ["COMPETITIONS_DIR", "SPLITS", "get", "ids", "load_all", "split_ids"]
 SPLITS = ("low", "lite", "medium", "high", "split75", "dev", "systemcard", "practice", "user", "all")
 
 
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _NotYAML(Exception):
+    """A file that YAML cannot read (the reason, on one line)."""
+
+
+def _yaml_text(text: str) -> Any:
+    """``text`` read as YAML, with its fastest safe loader; yaml is imported here, where a declaration is parsed,
+    not by ``podium --help`` (:mod:`podium.yaml_cache` keeps what it gives)."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise _NotYAML(" ".join(str(exc).split())[:300]) from None
 
 
 def _columns(raw: Mapping[str, Any] | None, where: str) -> tuple[Column, ...]:
@@ -90,9 +101,9 @@ def _read_declaration(competition_id: str) -> dict[str, Any]:
 def _parse(path: Path, mtime_ns: int, competition_id: str) -> dict[str, Any]:
     """``competition.yaml`` at ``path`` as it is on disk (``mtime_ns`` keys the cache: an edit is read anew)."""
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        raise RegistryError(f"{path}: not YAML ({' '.join(str(exc).split())[:300]})") from None
+        data = load_yaml(path, _yaml_text)
+    except _NotYAML as exc:
+        raise RegistryError(f"{path}: not YAML ({exc})") from None
     except ValueError as exc:  # YAML reads 2021-02-30 as a date, and the calendar refuses it
         raise RegistryError(
             f"{path}: a date in it is not a day of the calendar ({exc}). Fix: write it as YYYY-MM-DD "
@@ -292,7 +303,7 @@ def _splits() -> dict[str, tuple[str, ...]]:
 
 @cache
 def _named_splits() -> dict[str, tuple[str, ...]]:
-    raw = yaml.load((COMPETITIONS_DIR / "splits.yaml").read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    raw = load_yaml(COMPETITIONS_DIR / "splits.yaml", _yaml_text)
     splits = {name: tuple(members) for name, members in raw.items()}
     splits["lite"] = splits["low"]
     return splits

@@ -32,24 +32,17 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from podium.agents.builtin_names import BUILTIN, builtin_names
 from podium.agents.llm import LLM_KEYS, LLMConfig, parse_llm_config
 from podium.errors import PodiumError, UsageError
 from podium.units import parse_size
 
 __all__ = ["BUILTIN", "KEYS", "AgentSpec", "builtin_names", "folder_digest", "load_agent_folder"]
-
-BUILTIN = Path(str(resources.files("podium") / "agents" / "builtin"))
-
-
-def builtin_names() -> list[str]:
-    """The built-in agents' names as `--agent` takes them (a folder's Python name with ``-``), sorted."""
-    return sorted(p.name.replace("_", "-") for p in BUILTIN.iterdir() if (p / "agent.yaml").is_file())
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from podium.errors import UsageError
 from podium.untrusted import printable
@@ -43,6 +42,8 @@ def add_new_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _options(given: list[str]) -> dict[str, Any]:
+    import yaml  # here, not when the parser is built: podium --help reads no YAML
+
     options: dict[str, Any] = {}
     for item in given:
         key, sep, value = item.partition("=")

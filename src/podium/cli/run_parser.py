@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from podium.agents.spec import builtin_names
+from podium.agents.builtin_names import builtin_names
 from podium.cli import commands, values
 from podium.environments import PROFILES
 

@@ -26,9 +26,23 @@ does: ``podium run`` builds a missing environment before the batch starts.
 
 from __future__ import annotations
 
-from podium.environments.builder import build, ensure
-from podium.environments.profile import ENV_MOUNT, NO_DEPS, PROFILES, Profile, load_profile
-from podium.environments.store import Environment, env_root, find, list_environments, remove
+from typing import TYPE_CHECKING
+
+from podium.lazy import exports
+
+if TYPE_CHECKING:
+    from podium.environments.builder import build, ensure
+    from podium.environments.profile import ENV_MOUNT, NO_DEPS, PROFILES, Profile, load_profile
+    from podium.environments.store import Environment, env_root, find, list_environments, remove
+
+_BUILDER, _PROFILE, _STORE = "podium.environments.builder", "podium.environments.profile", "podium.environments.store"
+#: Where each name lives, loaded on first use: the command line's parser names the profiles without the builder.
+_WHERE = {
+    "build": _BUILDER, "ensure": _BUILDER, "ENV_MOUNT": _PROFILE, "NO_DEPS": _PROFILE, "PROFILES": _PROFILE,
+    "Profile": _PROFILE, "load_profile": _PROFILE, "Environment": _STORE, "env_root": _STORE, "find": _STORE,
+    "list_environments": _STORE, "remove": _STORE,
+}  # fmt: skip
+__getattr__, __dir__ = exports(__name__, globals(), _WHERE)
 
 __all__ = [
     "ENV_MOUNT",

@@ -11,11 +11,13 @@ import platform
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from podium.environments.rootfs import RootfsSpec, parse_rootfs_profile
 from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.environments.rootfs import RootfsSpec
 
 __all__ = ["ENV_MOUNT", "NO_DEPS", "PROFILES", "Profile", "load_profile"]
 
@@ -23,7 +25,7 @@ __all__ = ["ENV_MOUNT", "NO_DEPS", "PROFILES", "Profile", "load_profile"]
 ENV_MOUNT = "/opt/podium/env"
 #: The profiles shipped with podium.
 PROFILES = ("minimal", "standard", "openhands", "coding-agents")
-_PROFILE_DIR = Path(str(resources.files("podium") / "environments" / "profiles"))
+_PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
 
 @dataclass(frozen=True)
@@ -117,5 +119,7 @@ def _load_rootfs_profile(path: Path, gpu: bool) -> Profile:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise UsageError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    from podium.environments.rootfs import parse_rootfs_profile
+
     spec = parse_rootfs_profile(path, raw, _read_requirements(_PROFILE_DIR / "minimal.txt"))
     return Profile(path.stem, spec.agent_requirements + spec.code_requirements, rootfs=spec)
