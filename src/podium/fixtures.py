@@ -18,7 +18,7 @@ import numpy as np
 from podium.competition import Column, Competition
 from podium.grading.table import Frame, write_csv
 
-__all__ = ["Fixture", "make_fixture", "make_raw", "wav_bytes", "write_csv", "write_prepared"]
+__all__ = ["Fixture", "make_fixture", "make_raw", "perfect_submission", "wav_bytes", "write_csv", "write_prepared"]
 
 
 @dataclass
@@ -151,8 +151,7 @@ def make_fixture(competition: Competition, *, seed: int = 0) -> Fixture:
     n = int(competition.fixture.get("rows", 24))
     make_answers = competition.hook("make_answers")
     answers: Frame = make_answers(competition, rng, n) if make_answers else _generic_answers(competition, rng, n)
-    perfect_submission = competition.hook("perfect_submission") or _perfect
-    perfect: Frame = perfect_submission(competition, answers)
+    perfect = perfect_submission(competition, answers)
     sample_hook = competition.hook("sample_submission")
     sample: Frame = sample_hook(competition, answers) if sample_hook else _sample(competition, perfect)
     return Fixture(answers, sample, perfect)
@@ -164,7 +163,13 @@ def _from_columns(competition: Competition, frame: Frame, value: Any) -> Frame:
     return Frame(columns, frame.n_rows)
 
 
-def _perfect(competition: Competition, answers: Frame) -> Frame:
+def perfect_submission(competition: Competition, answers: Frame) -> Frame:
+    """The submission that is the answers themselves: the competition's ``perfect_submission`` hook, else each
+    submission column from the answer column it is scored against."""
+    hook = competition.hook("perfect_submission")
+    if hook is not None:
+        made: Frame = hook(competition, answers)
+        return made
     return _from_columns(competition, answers, lambda c: answers[_answer_of(competition, c.name)])
 
 

@@ -7,6 +7,7 @@
     podium grade --submission RUNS.jsonl --output-dir DIR [--data-dir DIR]
     podium prepare -c ID | --split NAME | --all | --list FILE | --ended-after DATE [--data-dir DIR] [--from PATH] ...
     podium verify [-c ID | --split NAME] [--data-dir DIR]
+    podium check ID[@VERSION] [--from RAW] [--data-dir DIR] [--skip-run] [--json]
     podium kernels download -c ID | --split NAME [--from PATH] [--data-dir DIR] [--force]
     podium run [--agent NAME|PATH] [--competitions ID,... | --split NAME] [--seeds N] [--time-limit 24h]
                [--run-group NAME] [--redo failed|all] [--ended-after DATE] ...

@@ -14,6 +14,7 @@ from podium import __version__
 from podium.cli import commands, kernels, values
 from podium.cli.auditing import add_audit_parser
 from podium.cli.authoring import add_new_parser
+from podium.cli.checking import add_check_parser
 from podium.cli.contamination import add_familiarity_parser
 from podium.cli.exits import EXIT_FAILED, EXIT_NOTHING_CHECKED, EXIT_USAGE
 from podium.cli.gym import add_gym_parsers
@@ -204,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _latest_flag(p)
     p.set_defaults(fn=commands.cmd_verify)
+
+    add_check_parser(sub)
 
     p = sub.add_parser(
         "example", help="grade generated example submissions for every competition of a split (offline, no data needed)"

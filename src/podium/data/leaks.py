@@ -1,9 +1,15 @@
 """Automated scan that the public folder reveals nothing about the answers.
 
 A public CSV leaks when it holds test ids together with an answer column (a training file that
-kept test rows, a public test file that kept its labels, a leftover raw file), or when it is a
-byte-for-byte copy of a private file. The sample submission is the one public file allowed to
+kept test rows, a public test file that kept its labels, a leftover raw file); any public file
+leaks when it is a byte-for-byte copy of a private file, and so does a member of a public zip (found
+by its size and CRC in the zip's directory, confirmed by its sha256, so no member is read unless it
+has a private file's size and checksum). The sample submission is the one public file allowed to
 hold test ids and answer columns: its values are the declared defaults.
+
+Only what is cheap and certain is here, since every prepare runs it; ``podium check`` adds the
+statistical scan (a column that predicts the answers, the row order, files named after test rows:
+``podium.author.leakscan``).
 
 An id column declared ``row_number: true`` numbers the rows of each file 1..N (as the published
 split does for nomad2018 and ventilator-pressure-prediction): the same number in a training file
@@ -13,6 +19,9 @@ really hold 1..N in order.
 
 from __future__ import annotations
 
+import hashlib
+import zipfile
+import zlib
 from pathlib import Path
 
 from podium.competition import Competition
@@ -38,16 +47,55 @@ def _only_row_numbers(competition: Competition, id_column: str, ids: list[str], 
     return test_ids == {str(i) for i in range(1, len(test_ids) + 1)}
 
 
+def _crc32(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+    return crc
+
+
+def _zip_copies(archive: Path, private_files: list[Path], private_hashes: dict[str, str]) -> list[str]:
+    """The members of a public zip that are byte copies of a private file."""
+    by_size: dict[int, list[Path]] = {}
+    for path in private_files:
+        by_size.setdefault(path.stat().st_size, []).append(path)
+    found = []
+    try:
+        with zipfile.ZipFile(archive) as handle:
+            for info in handle.infolist():
+                same = by_size.get(info.file_size, [])
+                if not same or info.CRC not in {_crc32(p) for p in same}:
+                    continue
+                digest = hashlib.sha256()
+                with handle.open(info) as member:
+                    while block := member.read(1 << 20):
+                        digest.update(block)
+                copy_of = private_hashes.get(digest.hexdigest())
+                if copy_of:
+                    found.append(f"{archive.name}:{info.filename} is a copy of the private file {copy_of}")
+    except (OSError, zipfile.BadZipFile):
+        return []  # not a zip after all: the copy check of the file itself covers it
+    return found
+
+
 def scan_for_leaks(competition: Competition, public: Path, private: Path, test_ids: set[str]) -> list[str]:
     """Problems found (empty when public/ is clean)."""
     problems: list[str] = []
     answer_targets = {a for _, a in competition.targets}
     sample = (public.parent / competition.sample_submission).resolve()
-    private_hashes = {file_sha256(p): p.name for p in private.rglob("*") if p.is_file()}
+    # a sample submission kept in private/ (billion-word-imputation, text-normalization) is no answer: its copies
+    # in public/ are what the published benchmark gives the agent
+    private_files = [p for p in private.rglob("*") if p.is_file() and p.resolve() != sample]
+    private_hashes = {file_sha256(p): p.name for p in private_files}
     for path in sorted(p for p in public.rglob("*") if p.is_file()):
         copy_of = private_hashes.get(file_sha256(path))
         if copy_of:
             problems.append(f"{path.relative_to(public)} is a copy of the private file {copy_of}")
+        elif path.suffix.lower() == ".zip":
+            problems += [
+                f"{path.parent.relative_to(public) / c}" for c in _zip_copies(path, private_files, private_hashes)
+            ]
     for path in _csv_files(public):
         if path.resolve() == sample:
             continue

@@ -44,6 +44,7 @@ __all__ = [
     "prepare_competition",
     "prepare_many",
     "prepare_offline",
+    "raw_source",
 ]
 
 Downloader = Callable[[Competition, CompetitionPaths], Path]
@@ -194,8 +195,10 @@ def prepare_competition(
     keep_raw: bool = False,
     obfuscated: bool = False,
     download: Downloader | None = None,
+    leak_scan: bool = True,
 ) -> PrepareOutcome:
-    """Prepare one competition; raises PrepareError / HarnessError on failure."""
+    """Prepare one competition; raises PrepareError / HarnessError on failure. ``leak_scan=False`` leaves out the
+    leak scan, for ``podium check``, which runs it itself (into its own temporary folders) to report what it finds."""
     started = time.monotonic()
     paths = CompetitionPaths(data_dir, competition.id)
     done = _already_prepared(competition, paths, force)
@@ -214,7 +217,7 @@ def prepare_competition(
         done = _already_prepared(competition, paths, force)
         if done is not None:
             return done
-        return _prepare_held(competition, paths, started, source, keep_raw, obfuscated, download)
+        return _prepare_held(competition, paths, started, source, keep_raw, obfuscated, download, leak_scan)
 
 
 def _already_prepared(competition: Competition, paths: CompetitionPaths, force: bool) -> PrepareOutcome | None:
@@ -241,6 +244,7 @@ def _prepare_held(
     keep_raw: bool,
     obfuscated: bool,
     download: Downloader | None,
+    leak_scan: bool = True,
 ) -> PrepareOutcome:
     """Prepare ``competition`` into ``paths`` while holding its lock (so any staging folder here is a dead one's)."""
     for stale in paths.stale_staging():
@@ -260,7 +264,7 @@ def _prepare_held(
         if description is not None:
             shutil.copyfile(description, staging / "public" / "description.md")
         test_ids = check_invariants(competition, staging)
-        leaks = scan_for_leaks(competition, staging / "public", staging / "private", test_ids)
+        leaks = scan_for_leaks(competition, staging / "public", staging / "private", test_ids) if leak_scan else []
         if leaks:
             raise HarnessError(f"{competition.id}: the leak scan found: " + "; ".join(leaks))
         marker = {
@@ -297,13 +301,7 @@ def prepare_many(
     comps = list(competitions)
     for i, comp in enumerate(comps, start=1):
         print(f"[{i}/{len(comps)}] {comp.ref}", file=sys.stderr)
-        source = None
-        if source_dir is not None:
-            # <id>.zip, then <id>/raw (another data dir's files kept by --keep-raw), then <id>/ (extracted)
-            candidates = [source_dir / f"{comp.id}.zip", source_dir / comp.id / "raw", source_dir / comp.id]
-            source = next((c for c in candidates if c.exists()), None)
-            if source is None and len(comps) == 1 and source_dir.exists():
-                source = source_dir
+        source = None if source_dir is None else raw_source(comp, source_dir, alone=len(comps) == 1)
         started = time.monotonic()
         try:
             outcomes.append(
@@ -321,6 +319,19 @@ def prepare_many(
             reason = str(exc) if isinstance(exc, PodiumError) else f"{type(exc).__name__}: {exc}"
             outcomes.append(PrepareOutcome(comp.id, "failed", reason, time.monotonic() - started))
     return outcomes
+
+
+def raw_source(competition: Competition, source_dir: Path, *, alone: bool) -> Path | None:
+    """Where ``--from source_dir`` keeps ``competition``'s raw files: ``<id>.zip``, then ``<id>/raw`` (another data
+    dir's files kept by ``--keep-raw``), then ``<id>/`` (extracted); for a competition prepared ``alone``, else the
+    folder or zip itself. None when it holds none of them."""
+    candidates = [
+        source_dir / f"{competition.id}.zip",
+        source_dir / competition.id / "raw",
+        source_dir / competition.id,
+    ]
+    found = next((c for c in candidates if c.exists()), None)
+    return source_dir if found is None and alone and source_dir.exists() else found
 
 
 def needs_download(competitions: Iterable[Competition], data_dir: Path, *, force: bool = False) -> list[Competition]:

@@ -102,7 +102,9 @@ def make_raw(raw: Path, rng: np.random.Generator) -> None:
         polygon = [[x, y], [x + 4, y], [x + 4, y + 4], [x, y + 4], [x, y]]
         feature = {"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [polygon]}, "properties": {}}
         (folder / f"{image_id}.json").write_text(json.dumps([feature]))
-        (folder / f"{image_id}-anatomical-structure.json").write_text(json.dumps([{**feature, "id": "cortex"}]))
+        cortex = [[0, 0], [width, 0], [width, height], [0, height], [0, 0]]  # the tissue region, not a glomerulus
+        region = {"type": "Feature", "id": "cortex", "geometry": {"type": "Polygon", "coordinates": [cortex]}}
+        (folder / f"{image_id}-anatomical-structure.json").write_text(json.dumps([region]))
         if i < 15:
             rows.append({"id": image_id, "encoding": _rle(mask)})
         else:
