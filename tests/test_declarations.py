@@ -217,3 +217,29 @@ def test_the_notebooks_of_a_users_competition_are_its_own_kernels_txt(own: Path)
     builtin = (registry.COMPETITIONS_DIR / "aerial-cactus-identification" / "kernels.txt").read_text().split()
     assert kernel_refs("aerial-cactus-identification") == [r for r in builtin if not r.startswith("#")]
     assert kernel_refs("nowhere") == []
+
+
+def test_validate_audit_export_and_the_gym_take_a_users_competition(ran: dict[str, Path]) -> None:
+    dirs = ("--competitions-dir", str(ran["root"]))
+    group = ran["runs"] / "default"
+    submission = group / "my-spaceship" / "0" / "submission" / "submission.csv"
+    valid = _podium("validate", str(submission), "my-spaceship", "--data-dir", str(ran["data"]), *dirs)
+    assert valid.returncode == 0 and json.loads(valid.stdout)["valid"] is True, valid.stderr
+    audit = _podium(
+        "audit", str(group), "--data-dir", str(ran["data"]), "--checks", "submission,answers,integrity", *dirs
+    )
+    assert audit.returncode == 0 and "0 flagged" in audit.stdout, audit.stdout + audit.stderr[-2000:]
+    exported = _podium("export", "mlebench", str(group), "--out", str(ran["tmp"] / "export"), *dirs)
+    assert exported.returncode == 0 and (ran["tmp"] / "export" / "LEADERBOARD.md").is_file(), exported.stderr
+    episode = (
+        "import gymnasium, podium.gym\n"
+        f"env = gymnasium.make('podium/my-spaceship-v1', task='sealed', allow_sealed=True, data_dir={str(ran['data'])!r},"
+        f" runs_dir={str(ran['tmp'] / 'gym')!r}, max_steps=4)\n"
+        "env.reset(seed=0)\n"
+        "env.step({'tool': 'bash', 'command': 'cp /home/data/sample_submission.csv /home/submission/submission.csv'})\n"
+        "print(env.step({'tool': 'submit'})[1]); env.close()\n"
+    )
+    environ = {**os.environ, declarations.PATH_VARIABLE: str(ran["root"])}
+    played = subprocess.run([sys.executable, "-c", episode], capture_output=True, text=True, timeout=300, env=environ)
+    assert played.returncode == 0, played.stderr[-3000:]
+    assert float(played.stdout.split()[-1]) > 0  # the sample submission's accuracy, graded by the user's declaration
